@@ -1,0 +1,57 @@
+#include "common/files.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace shoal {
+
+Result<std::string> ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return NotFound("cannot read '" + path + "': " + strerror(errno));
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+Status WriteFileAtomic(const std::string& path, const std::string& content) {
+  std::string tmp = path + ".tmp-" + std::to_string(getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) return Unavailable("cannot write '" + tmp + "': " + strerror(errno));
+    out << content;
+    out.flush();
+    if (!out) return ResourceExhausted("cannot write '" + tmp + "': " + strerror(errno));
+  }
+  if (rename(tmp.c_str(), path.c_str()) != 0) {
+    std::string reason = strerror(errno);
+    unlink(tmp.c_str());
+    return Unavailable("cannot rename '" + tmp + "' to '" + path + "': " + reason);
+  }
+  return Status::Ok();
+}
+
+Status MakeDirectories(const std::string& path) {
+  std::error_code ec;
+  std::filesystem::create_directories(path, ec);
+  if (ec) return Unavailable("cannot create directory '" + path + "': " + ec.message());
+  return Status::Ok();
+}
+
+std::string DirName(const std::string& path) {
+  std::filesystem::path p(path);
+  std::string parent = p.parent_path().string();
+  return parent.empty() ? "." : parent;
+}
+
+std::string AbsolutePath(const std::string& path) {
+  std::error_code ec;
+  auto abs = std::filesystem::absolute(path, ec);
+  return ec ? path : abs.lexically_normal().string();
+}
+
+}  // namespace shoal

@@ -1,0 +1,22 @@
+// Files: small file-system helpers shared by the components.
+// Contract: errors name the path and the reason; writes that others read are atomic
+// (a temporary file renamed into place). Thread-safety: pure functions over the FS.
+#pragma once
+
+#include <string>
+
+#include "common/status.h"
+
+namespace shoal {
+
+Result<std::string> ReadFile(const std::string& path);
+// Writes to path.tmp-<pid> and renames over path.
+Status WriteFileAtomic(const std::string& path, const std::string& content);
+// mkdir -p.
+Status MakeDirectories(const std::string& path);
+// The directory part of a path ("." for a bare name).
+std::string DirName(const std::string& path);
+// An absolute form of path (relative paths are resolved against the current directory).
+std::string AbsolutePath(const std::string& path);
+
+}  // namespace shoal

@@ -1,0 +1,63 @@
+#include "common/http_client.h"
+
+#include <httplib.h>
+
+namespace shoal {
+
+Result<std::string> HttpJsonClient::Send(const std::string& method, const std::string& path,
+                                         const std::string* body, int timeout_ms) const {
+  if (timeout_ms < 0) timeout_ms = timeout_ms_;
+  httplib::Client client(base_url_);
+  if (!client.is_valid()) return InvalidArgument("'" + base_url_ + "' is not a valid http:// address");
+  time_t sec = timeout_ms / 1000;
+  time_t usec = (timeout_ms % 1000) * 1000;
+  client.set_connection_timeout(5, 0);
+  client.set_read_timeout(sec, usec);
+  client.set_write_timeout(sec, usec);
+  httplib::Result result = method == "GET"
+                               ? client.Get(path.c_str())
+                               : client.Post(path.c_str(), body ? *body : std::string(), "application/json");
+  if (!result) {
+    httplib::Error error = result.error();
+    if (error == httplib::Error::Read && timeout_ms > 0) {
+      return Timeout("no answer from " + base_url_ + path + " within " + std::to_string(timeout_ms) + " ms");
+    }
+    return Unavailable("cannot reach " + base_url_ + ": " + httplib::to_string(error));
+  }
+  if (result->status < 200 || result->status >= 300) return StatusFromErrorBody(result->status, result->body);
+  return std::move(result->body);
+}
+
+Result<Json> HttpJsonClient::Get(const std::string& path, int timeout_ms) const {
+  ASSIGN_OR_RETURN(std::string body, Send("GET", path, nullptr, timeout_ms));
+  if (body.empty()) return Json();
+  return ParseJson(body, "the reply of " + base_url_ + path);
+}
+
+Result<Json> HttpJsonClient::Post(const std::string& path, const Json& body, int timeout_ms) const {
+  std::string text = body.dump();
+  ASSIGN_OR_RETURN(std::string reply, Send("POST", path, &text, timeout_ms));
+  if (reply.empty()) return Json();
+  return ParseJson(reply, "the reply of " + base_url_ + path);
+}
+
+Result<std::string> HttpJsonClient::GetText(const std::string& path, int timeout_ms) const {
+  return Send("GET", path, nullptr, timeout_ms);
+}
+
+std::string UrlEncode(const std::string& value) {
+  static const char* kHex = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : value) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+      out.push_back(static_cast<char>(c));
+    } else {
+      out.push_back('%');
+      out.push_back(kHex[c >> 4]);
+      out.push_back(kHex[c & 15]);
+    }
+  }
+  return out;
+}
+
+}  // namespace shoal

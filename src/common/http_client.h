@@ -1,0 +1,42 @@
+// HttpJsonClient: the control plane's client side (CLI to server, AM to server,
+// container to AM).
+//
+// Contract:
+//  - base_url is "http://host:port"; paths start with "/".
+//  - A reply 2xx returns its JSON body (an empty body is null). A reply with an error
+//    body returns that Status; a connection failure is kUnavailable naming the URL; a
+//    reply past the timeout is kTimeout.
+//  - Each call opens its own connection, so one client may be used from several threads.
+#pragma once
+
+#include <string>
+
+#include "common/json.h"
+#include "common/status.h"
+
+namespace shoal {
+
+class HttpJsonClient {
+ public:
+  explicit HttpJsonClient(std::string base_url, int timeout_ms = 10'000)
+      : base_url_(std::move(base_url)), timeout_ms_(timeout_ms) {}
+
+  Result<Json> Get(const std::string& path, int timeout_ms = -1) const;
+  Result<Json> Post(const std::string& path, const Json& body, int timeout_ms = -1) const;
+  // A GET whose body is returned as text (logs).
+  Result<std::string> GetText(const std::string& path, int timeout_ms = -1) const;
+
+  const std::string& base_url() const { return base_url_; }
+
+ private:
+  Result<std::string> Send(const std::string& method, const std::string& path, const std::string* body,
+                           int timeout_ms) const;
+
+  std::string base_url_;
+  int timeout_ms_;
+};
+
+// Percent-encodes a query parameter value.
+std::string UrlEncode(const std::string& value);
+
+}  // namespace shoal

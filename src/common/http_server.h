@@ -1,0 +1,31 @@
+// Helpers for the control plane's server side (the Shoal server and the AM), over
+// cpp-httplib.
+//
+// Contract:
+//  - ReplyJson / ReplyError write a JSON body with the right status.
+//  - ParseBody returns the request body as a JSON object, or InvalidArgument.
+//  - RouteJson wraps a handler that returns Result<Json>, so handlers never write
+//    replies by hand and no exception escapes into the server loop.
+#pragma once
+
+#include <httplib.h>
+
+#include <functional>
+
+#include "common/json.h"
+#include "common/status.h"
+
+namespace shoal {
+
+void ReplyJson(httplib::Response& res, const Json& body, int status = 200);
+void ReplyError(httplib::Response& res, const Status& status);
+Result<Json> ParseBody(const httplib::Request& req);
+
+using JsonHandler = std::function<Result<Json>(const httplib::Request&)>;
+// Returns an httplib handler that runs `handler` and replies with its result or error.
+httplib::Server::Handler RouteJson(JsonHandler handler);
+
+// Binds the server to host:port (port 0: any free port) and returns the port.
+Result<int> BindServer(httplib::Server& server, const std::string& host, int port);
+
+}  // namespace shoal

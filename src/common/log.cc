@@ -1,0 +1,36 @@
+#include "common/log.h"
+
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <ctime>
+#include <mutex>
+
+namespace shoal {
+namespace {
+
+std::string& Component() {
+  static std::string component = "shoal";
+  return component;
+}
+
+void Write(const char* level, const std::string& message) {
+  timeval tv;
+  gettimeofday(&tv, nullptr);
+  tm local;
+  localtime_r(&tv.tv_sec, &local);
+  char stamp[48];
+  size_t n = strftime(stamp, sizeof stamp, "%Y-%m-%d %H:%M:%S", &local);
+  snprintf(stamp + n, sizeof stamp - n, ".%03ld", static_cast<long>(tv.tv_usec / 1000));
+  std::string line = std::string(stamp) + " " + Component() + level + ": " + message + "\n";
+  ssize_t ignored = write(2, line.data(), line.size());
+  (void)ignored;
+}
+
+}  // namespace
+
+void SetLogComponent(const std::string& component) { Component() = component; }
+void LogInfo(const std::string& message) { Write("", message); }
+void LogError(const std::string& message) { Write(" ERROR", message); }
+
+}  // namespace shoal

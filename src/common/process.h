@@ -1,0 +1,90 @@
+// Processes: every fork/exec, signal and wait that Shoal does goes through here.
+//
+// Contract:
+//  - ProcessLauncher is the interface components take, so tests can substitute a fake.
+//    RealProcessLauncher forks and execs for real.
+//  - Spawn returns only after the child has exec'd (or reports why exec failed: the
+//    program is missing, the working directory does not exist ...), so a bad command
+//    is an error at the call, not a mysterious exit code later.
+//  - The child gets exactly `env` as its environment, `cwd` as its directory, stdin from
+//    /dev/null unless stdin_fd is given, and no other descriptors of the parent.
+//  - new_session puts the child in a session and process group of its own (its pid),
+//    so SignalGroup(pid, ...) reaches it and everything it starts that does not leave.
+//  - parent_death_signal: the child receives this signal when the spawning thread exits.
+// Thread-safety: RealProcessLauncher is stateless and safe from any thread. Only one
+// component may wait for a given child.
+#pragma once
+
+#include <sys/types.h>
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+
+namespace shoal {
+
+struct SpawnOptions {
+  std::vector<std::string> argv;             // argv[0] is looked up in PATH if it has no '/'
+  std::map<std::string, std::string> env;    // the child's whole environment
+  std::string cwd;                           // empty: inherit
+  bool new_session = false;                  // setsid()
+  bool new_process_group = false;            // setpgid(0, 0), same session
+  int parent_death_signal = 0;               // prctl(PR_SET_PDEATHSIG) when non-zero
+  int stdin_fd = -1;                         // -1: /dev/null
+  int stdout_fd = -1;                        // -1: /dev/null
+  int stderr_fd = -1;                        // -1: /dev/null
+};
+
+struct ExitInfo {
+  int exit_code = 0;  // meaningful when signal == 0
+  int signal = 0;     // the terminating signal, or 0
+  bool success() const { return signal == 0 && exit_code == 0; }
+  // "exit code 3", "killed by signal 9 (Killed)".
+  std::string Describe() const;
+};
+
+class ProcessLauncher {
+ public:
+  virtual ~ProcessLauncher() = default;
+  virtual Result<pid_t> Spawn(const SpawnOptions& options) = 0;
+  // Sends sig to one process; a process that is already gone is not an error.
+  virtual void Signal(pid_t pid, int sig) = 0;
+  // Sends sig to a process group; a group that is already gone is not an error.
+  virtual void SignalGroup(pid_t pgid, int sig) = 0;
+  // Non-blocking: the exit of a child of this process, once it has ended.
+  virtual std::optional<ExitInfo> TryWait(pid_t pid) = 0;
+  // Blocking wait for a child of this process.
+  virtual ExitInfo Wait(pid_t pid) = 0;
+};
+
+class RealProcessLauncher final : public ProcessLauncher {
+ public:
+  Result<pid_t> Spawn(const SpawnOptions& options) override;
+  void Signal(pid_t pid, int sig) override;
+  void SignalGroup(pid_t pgid, int sig) override;
+  std::optional<ExitInfo> TryWait(pid_t pid) override;
+  ExitInfo Wait(pid_t pid) override;
+  static RealProcessLauncher& Instance();
+};
+
+// The current process's environment as a map.
+std::map<std::string, std::string> CurrentEnvironment();
+
+// True while a process with this pid exists (it may be a zombie).
+bool ProcessExists(pid_t pid);
+
+// Pids of all processes whose environment holds every one of `markers` (NAME=value),
+// found by reading /proc/*/environ. Processes of other users that cannot be read are skipped.
+std::vector<pid_t> FindProcessesWithEnvironment(const std::vector<std::string>& markers);
+
+// Sends SIGKILL to every process found by FindProcessesWithEnvironment(markers), except
+// the caller, repeating until none is left or `timeout_ms` passed. Returns how many it killed.
+int KillProcessesWithEnvironment(const std::vector<std::string>& markers, int timeout_ms = 2000);
+
+// The absolute path of the running executable (/proc/self/exe).
+std::string SelfExecutable();
+
+}  // namespace shoal
