@@ -1,0 +1,86 @@
+// tcp::Pair: this rank's link to one peer - one control socket plus one or more
+// data sockets - and the queues of transfers posted on it.
+//
+// Contract:
+//  - A message of n bytes is striped over the data sockets (n / k bytes each) when
+//    n >= stripe_min and there are k > 1 of them; otherwise it goes whole over the
+//    first one. Both ends apply the same rule, so sizes must match (transport rule).
+//  - The control socket carries only "goodbye" (orderly Close) and "abort <reason>",
+//    and is watched during every Wait, so a peer that dies or aborts is noticed even
+//    while this rank waits on other peers.
+//  - Progress() moves whatever the sockets accept without blocking; the owning
+//    tcp::Context decides when to poll.
+// Ownership: owns its sockets; posted buffers belong to the caller.
+// Thread-safety: none; owned and driven by one tcp::Context.
+#pragma once
+
+#include <poll.h>
+
+#include <deque>
+#include <string>
+#include <vector>
+
+#include "collective/transport/tcp/socket.h"
+
+namespace shoal::collective::transport::tcp {
+
+class Pair {
+ public:
+  Pair(int self, int peer, Fd control, std::vector<Fd> data, size_t stripe_min);
+
+  int peer() const { return peer_; }
+  uint64_t PostSend(const void* data, size_t bytes);
+  uint64_t PostRecv(void* data, size_t bytes);
+  bool SendDone(uint64_t seq) const { return Done(&Socket::send, seq); }
+  bool RecvDone(uint64_t seq) const { return Done(&Socket::recv, seq); }
+  bool idle() const;
+
+  // Non-blocking I/O on every data socket with queued work.
+  Status Progress(bool* progressed);
+  // Appends the fds to poll; control first. Returns how many were appended.
+  size_t AddPollFds(std::vector<pollfd>* fds) const;
+  // Reads what arrived on the control socket; kAborted if the peer died or aborted.
+  Status ReadControl();
+  // "recv 4096 bytes" style summary of queued work, for timeout messages.
+  std::string PendingText() const;
+
+  void SendGoodbye();
+  void SendAbort(const std::string& reason);
+  void CloseAll();
+
+ private:
+  struct Op {
+    char* ptr;
+    size_t left;
+  };
+  struct Stream {
+    std::deque<Op> queue;
+    uint64_t done = 0;  // messages fully transferred on this socket
+  };
+  struct Socket {
+    Fd fd;
+    Stream send;
+    Stream recv;
+  };
+
+  uint64_t Post(Stream Socket::*stream, char* data, size_t bytes);
+  bool Done(Stream Socket::*stream, uint64_t seq) const;
+  // Moves bytes of the queued transfers until the queue is empty or fd would block.
+  Status Drain(int fd, bool is_send, Stream* stream, bool* progressed);
+  // The error for a broken data socket, quoting the peer's abort reason if it sent one.
+  Status PeerLost(const std::string& detail);
+
+  const int self_;
+  const int peer_;
+  const size_t stripe_min_;
+  Fd control_;
+  std::vector<Socket> data_;
+  uint64_t sends_posted_ = 0;
+  uint64_t recvs_posted_ = 0;
+  std::string control_in_;  // unparsed control bytes
+  bool goodbye_ = false;
+  bool control_eof_ = false;
+  std::string abort_reason_;
+};
+
+}  // namespace shoal::collective::transport::tcp

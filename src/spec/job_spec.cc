@@ -1,0 +1,92 @@
+#include "spec/job_spec.h"
+
+#include <cmath>
+#include <cstdio>
+
+#include "common/units.h"
+
+namespace shoal {
+
+std::string Resources::ToString() const {
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "%g CPU%s, %s memory, %d GPU%s", cpus, cpus == 1 ? "" : "s",
+                FormatMemory(memory_bytes).c_str(), gpus, gpus == 1 ? "" : "s");
+  return buf;
+}
+
+int JobSpec::TotalTasks() const {
+  int total = 0;
+  for (const auto& role : roles) total += role.instances;
+  return total;
+}
+
+Resources JobSpec::TotalResources() const {
+  Resources total;
+  for (const auto& role : roles) total += role.resources * role.instances;
+  return total;
+}
+
+const RoleSpec* JobSpec::FindRole(const std::string& name) const {
+  for (const auto& role : roles) {
+    if (role.name == name) return &role;
+  }
+  return nullptr;
+}
+
+Json ToJson(const JobSpec& spec) {
+  Json roles = Json::array();
+  for (const auto& role : spec.roles) {
+    roles.push_back({{"name", role.name},
+                     {"instances", role.instances},
+                     {"cpus", role.resources.cpus},
+                     {"memory_bytes", role.resources.memory_bytes},
+                     {"gpus", role.resources.gpus},
+                     {"command", role.command},
+                     {"env", role.env},
+                     {"service", role.service},
+                     {"tolerate_failure", role.tolerate_failure}});
+  }
+  return Json{{"name", spec.name},
+              {"framework", spec.framework},
+              {"user", spec.user},
+              {"workdir", spec.workdir},
+              {"roles", roles},
+              {"env", spec.env},
+              {"max_attempts", spec.max_attempts},
+              {"timeouts",
+               {{"heartbeat_ms", spec.timeouts.heartbeat_ms},
+                {"register_ms", spec.timeouts.register_ms},
+                {"job_ms", spec.timeouts.job_ms}}}};
+}
+
+JobSpec JobSpecFromJson(const Json& json) {
+  JobSpec spec;
+  spec.name = json.value("name", "");
+  spec.framework = json.value("framework", "generic");
+  spec.user = json.value("user", "");
+  spec.workdir = json.value("workdir", "");
+  spec.env = json.value("env", std::map<std::string, std::string>{});
+  spec.max_attempts = json.value("max_attempts", 1);
+  if (json.contains("timeouts")) {
+    const Json& t = json["timeouts"];
+    spec.timeouts.heartbeat_ms = t.value("heartbeat_ms", spec.timeouts.heartbeat_ms);
+    spec.timeouts.register_ms = t.value("register_ms", spec.timeouts.register_ms);
+    spec.timeouts.job_ms = t.value("job_ms", spec.timeouts.job_ms);
+  }
+  for (const Json& r : json.value("roles", Json::array())) {
+    RoleSpec role;
+    role.name = r.value("name", "");
+    role.instances = r.value("instances", 1);
+    role.resources.cpus = r.value("cpus", 1.0);
+    role.resources.memory_bytes = r.value("memory_bytes", int64_t{1} << 30);
+    role.resources.gpus = r.value("gpus", 0);
+    role.command = r.value("command", "");
+    role.env = r.value("env", std::map<std::string, std::string>{});
+    role.service = r.value("service", false);
+    role.tolerate_failure = r.value("tolerate_failure", false);
+    spec.roles.push_back(std::move(role));
+  }
+  return spec;
+}
+
+}  // namespace shoal

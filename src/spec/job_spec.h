@@ -1,0 +1,60 @@
+// JobSpec: what a user asks Shoal to run, after parsing and validation.
+//
+// Contract:
+//  - A JobSpec produced by ParseJobSpec (spec_parser.h) is valid: every role has
+//    instances >= 1, a command, positive cpus and memory; the framework is known.
+//  - Roles keep the order in which the file lists them; ranks follow that order.
+//  - ToJson/FromJson round-trip exactly; the JSON form is what the server stores and
+//    what the AM reads. FromJson trusts its input (it came from ParseJobSpec); untrusted
+//    JSON goes through ParseJobSpec, which reads JSON as well as YAML.
+// Thread-safety: a value type.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common/json.h"
+#include "spec/resources.h"
+
+namespace shoal {
+
+struct RoleSpec {
+  std::string name;
+  int instances = 1;
+  Resources resources{1, 1LL << 30, 0};  // per task
+  std::string command;                   // run with /bin/sh -c in the job's workdir
+  std::map<std::string, std::string> env;
+  // A service role (parameter servers, say) runs until every non-service task has
+  // finished, then is stopped; its own exit does not decide the job.
+  bool service = false;
+  // When true, a failed task of this role does not fail the attempt.
+  bool tolerate_failure = false;
+};
+
+struct Timeouts {
+  int64_t heartbeat_ms = 30'000;   // a task silent this long is LOST
+  int64_t register_ms = 120'000;   // all containers must have registered by then
+  int64_t job_ms = 0;              // 0: no limit on an attempt's run time
+};
+
+struct JobSpec {
+  std::string name;
+  std::string framework = "generic";
+  std::string user;
+  std::string workdir;   // absolute; tasks start here
+  std::vector<RoleSpec> roles;
+  std::map<std::string, std::string> env;
+  int max_attempts = 1;
+  Timeouts timeouts;
+
+  int TotalTasks() const;
+  Resources TotalResources() const;
+  const RoleSpec* FindRole(const std::string& name) const;
+};
+
+Json ToJson(const JobSpec& spec);
+JobSpec JobSpecFromJson(const Json& json);
+
+}  // namespace shoal

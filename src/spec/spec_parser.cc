@@ -1,0 +1,380 @@
+#include "spec/spec_parser.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cmath>
+#include <exception>
+#include <functional>
+#include <regex>
+
+#include "common/files.h"
+#include "common/units.h"
+
+namespace shoal {
+namespace {
+
+const std::vector<std::string> kJobFields = {"name", "framework", "workdir", "roles", "env", "max_attempts", "timeouts"};
+const std::vector<std::string> kRoleFields = {"instances", "cpus", "memory", "gpus", "command",
+                                              "env", "service", "tolerate_failure"};
+const std::vector<std::string> kTimeoutFields = {"heartbeat", "register", "job"};
+
+std::string Join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& item : items) out += (out.empty() ? "" : ", ") + item;
+  return out;
+}
+
+// Shell-quotes one argument for /bin/sh.
+std::string ShellQuote(const std::string& arg) {
+  static const std::regex kSafe("[A-Za-z0-9_./=:,+@%-]+");
+  if (!arg.empty() && std::regex_match(arg, kSafe)) return arg;
+  std::string out = "'";
+  for (char c : arg) {
+    if (c == '\'') out += "'\\''";
+    else out.push_back(c);
+  }
+  return out + "'";
+}
+
+// Reads one YAML document into typed fields, collecting issues instead of stopping.
+class SpecReader {
+ public:
+  SpecReader(const ParseOptions& options, SourceMap& sources, std::vector<SpecIssue>& issues)
+      : options_(options), sources_(sources), issues_(issues) {}
+
+  JobSpec Read(const YAML::Node& root) {
+    JobSpec spec;
+    spec.name = options_.default_name;
+    spec.workdir = AbsolutePath(options_.base_dir);
+    if (!root.IsMap()) {
+      Issue("(document)", "must be a mapping of fields such as name, framework and roles",
+            "start from the example in docs/job-spec.md");
+      return spec;
+    }
+    RecordLines(root, "");
+    CheckKnownFields(root, "", kJobFields);
+    if (auto n = root["name"]) {
+      ReadString(n, "name", &spec.name);
+      static const std::regex kName("[A-Za-z0-9][A-Za-z0-9_.-]{0,127}");
+      if (!std::regex_match(spec.name, kName)) {
+        Issue("name", "'" + spec.name + "' is not a valid job name",
+              "use letters, digits, '.', '_' and '-', starting with a letter or digit, at most 128 characters");
+      }
+    }
+    if (auto n = root["framework"]) {
+      ReadString(n, "framework", &spec.framework);
+      if (std::find(options_.known_frameworks.begin(), options_.known_frameworks.end(), spec.framework) ==
+          options_.known_frameworks.end()) {
+        Issue("framework", "unknown framework '" + spec.framework + "'",
+              "use one of: " + Join(options_.known_frameworks));
+      }
+    }
+    if (auto n = root["workdir"]) {
+      std::string dir;
+      if (ReadString(n, "workdir", &dir)) {
+        spec.workdir = AbsolutePath(dir.starts_with("/") ? dir : options_.base_dir + "/" + dir);
+      }
+    }
+    if (auto n = root["env"]) ReadEnv(n, "env", &spec.env);
+    if (auto n = root["max_attempts"]) {
+      ReadInt(n, "max_attempts", &spec.max_attempts);
+      if (spec.max_attempts < 1 || spec.max_attempts > 100) {
+        Issue("max_attempts", "must be between 1 and 100 (got " + std::to_string(spec.max_attempts) + ")",
+              "set how many times the job may run in all, e.g. max_attempts: 3");
+      }
+    }
+    if (auto n = root["timeouts"]) ReadTimeouts(n, &spec.timeouts);
+    auto roles = root["roles"];
+    if (!roles) {
+      Issue("roles", "is missing", "add a roles section, e.g. roles: {worker: {instances: 2, command: python3 train.py}}");
+    } else if (!roles.IsMap() || roles.size() == 0) {
+      Issue("roles", "must map role names to their settings", "e.g. roles: {worker: {instances: 2, command: ...}}");
+    } else {
+      for (auto it = roles.begin(); it != roles.end(); ++it) {
+        spec.roles.push_back(ReadRole(it->first.Scalar(), it->second));
+      }
+    }
+    return spec;
+  }
+
+ private:
+  void Issue(const std::string& field, const std::string& problem, const std::string& fix) {
+    issues_.push_back({field, problem, fix});
+  }
+
+  void RecordLines(const YAML::Node& map, const std::string& prefix) {
+    if (!map.IsMap()) return;
+    for (auto it = map.begin(); it != map.end(); ++it) {
+      std::string key = it->first.IsScalar() ? it->first.Scalar() : "?";
+      std::string path = prefix.empty() ? key : prefix + "." + key;
+      if (it->first.Mark().line >= 0) sources_.SetLine(path, it->first.Mark().line + 1);
+      RecordLines(it->second, path);
+    }
+  }
+
+  void CheckKnownFields(const YAML::Node& map, const std::string& prefix, const std::vector<std::string>& known) {
+    for (auto it = map.begin(); it != map.end(); ++it) {
+      std::string key = it->first.IsScalar() ? it->first.Scalar() : "(non-text key)";
+      if (std::find(known.begin(), known.end(), key) != known.end()) continue;
+      std::string field = prefix.empty() ? key : prefix + "." + key;
+      std::string fix = "remove it; known fields here: " + Join(known);
+      for (const auto& candidate : known) {
+        if (EditDistance(key, candidate) <= 2) fix = "did you mean '" + candidate + "'?";
+      }
+      Issue(field, "unknown field", fix);
+    }
+  }
+
+  bool ReadString(const YAML::Node& node, const std::string& field, std::string* out) {
+    if (!node.IsScalar()) {
+      Issue(field, "must be text", "write a single value, e.g. " + field.substr(field.rfind('.') + 1) + ": value");
+      return false;
+    }
+    *out = node.Scalar();
+    return true;
+  }
+
+  template <typename T>
+  bool ReadNumber(const YAML::Node& node, const std::string& field, T* out, const char* kind) {
+    T value{};
+    bool ok = node.IsScalar();
+    if (ok) {
+      try {
+        value = node.as<T>();
+      } catch (const std::exception&) {
+        ok = false;
+      }
+    }
+    if constexpr (std::is_floating_point_v<T>) ok = ok && std::isfinite(value);
+    if (!ok) {
+      std::string got = node.IsScalar() ? "'" + node.Scalar() + "'" : "a list or mapping";
+      Issue(field, std::string("must be ") + kind + " (got " + got + ")", "write e.g. " +
+            field.substr(field.rfind('.') + 1) + ": 2");
+      return false;
+    }
+    *out = value;
+    return true;
+  }
+  bool ReadInt(const YAML::Node& node, const std::string& field, int* out) {
+    return ReadNumber(node, field, out, "a whole number");
+  }
+
+  bool ReadBool(const YAML::Node& node, const std::string& field, bool* out) {
+    bool value = false;
+    bool ok = node.IsScalar();
+    if (ok) {
+      try {
+        value = node.as<bool>();
+      } catch (const std::exception&) {
+        ok = false;
+      }
+    }
+    if (!ok) {
+      Issue(field, "must be true or false", "write " + field.substr(field.rfind('.') + 1) + ": true");
+      return false;
+    }
+    *out = value;
+    return true;
+  }
+
+  void ReadEnv(const YAML::Node& node, const std::string& field, std::map<std::string, std::string>* env) {
+    if (!node.IsMap()) {
+      Issue(field, "must map variable names to values", "e.g. env: {OMP_NUM_THREADS: \"1\"}");
+      return;
+    }
+    static const std::regex kVar("[A-Za-z_][A-Za-z0-9_]*");
+    for (auto it = node.begin(); it != node.end(); ++it) {
+      std::string name = it->first.IsScalar() ? it->first.Scalar() : "";
+      if (!std::regex_match(name, kVar)) {
+        Issue(field + "." + name, "'" + name + "' is not a valid environment variable name",
+              "use letters, digits and '_', not starting with a digit");
+        continue;
+      }
+      if (!it->second.IsScalar()) {
+        Issue(field + "." + name, "must be a single value", "quote it: " + name + ": \"value\"");
+        continue;
+      }
+      (*env)[name] = it->second.Scalar();
+    }
+  }
+
+  void ReadTimeouts(const YAML::Node& node, Timeouts* timeouts) {
+    if (!node.IsMap()) {
+      Issue("timeouts", "must be a mapping", "e.g. timeouts: {heartbeat: 30s, register: 2m, job: 1h}");
+      return;
+    }
+    CheckKnownFields(node, "timeouts", kTimeoutFields);
+    auto read = [&](const char* key, int64_t* out, bool zero_ok) {
+      auto n = node[key];
+      if (!n) return;
+      std::string field = std::string("timeouts.") + key;
+      if (!n.IsScalar()) {
+        Issue(field, "must be a duration", "write e.g. 30s, 5m or 2h");
+        return;
+      }
+      auto parsed = ParseDuration(n.Scalar());
+      if (!parsed.ok()) {
+        Issue(field, parsed.status().message(), "");
+      } else if (*parsed == 0 && !zero_ok) {
+        Issue(field, "must be longer than zero", "write e.g. 30s");
+      } else {
+        *out = *parsed;
+      }
+    };
+    read("heartbeat", &timeouts->heartbeat_ms, false);
+    read("register", &timeouts->register_ms, false);
+    read("job", &timeouts->job_ms, true);
+  }
+
+  RoleSpec ReadRole(const std::string& name, const YAML::Node& node) {
+    RoleSpec role;
+    role.name = name;
+    role.service = name == "ps";
+    std::string prefix = "roles." + name;
+    static const std::regex kRoleName("[A-Za-z][A-Za-z0-9_-]{0,63}");
+    if (!std::regex_match(name, kRoleName)) {
+      Issue(prefix, "'" + name + "' is not a valid role name",
+            "use letters, digits, '_' and '-', starting with a letter, e.g. worker or ps");
+    }
+    if (!node.IsMap()) {
+      Issue(prefix, "must be a mapping of the role's settings", "e.g. " + name + ": {instances: 2, command: ...}");
+      return role;
+    }
+    CheckKnownFields(node, prefix, kRoleFields);
+    if (auto n = node["instances"]) {
+      if (ReadInt(n, prefix + ".instances", &role.instances) && (role.instances < 1 || role.instances > 10000)) {
+        Issue(prefix + ".instances", "must be between 1 and 10000 (got " + std::to_string(role.instances) + ")",
+              "set how many tasks of this role to start, e.g. instances: 2");
+      }
+    }
+    if (auto n = node["cpus"]) {
+      if (ReadNumber(n, prefix + ".cpus", &role.resources.cpus, "a number") &&
+          (role.resources.cpus <= 0 || role.resources.cpus > 100000)) {
+        Issue(prefix + ".cpus", "must be more than 0 (got " + n.Scalar() + ")", "e.g. cpus: 1 or cpus: 0.5");
+      }
+    }
+    if (auto n = node["memory"]) {
+      auto memory = n.IsScalar() ? ParseMemory(n.Scalar()) : Result<int64_t>(InvalidArgument("must be a size"));
+      if (memory.ok()) role.resources.memory_bytes = *memory;
+      else Issue(prefix + ".memory", memory.status().message(), "e.g. memory: 512M or memory: 4G");
+    }
+    if (auto n = node["gpus"]) {
+      if (ReadInt(n, prefix + ".gpus", &role.resources.gpus) && (role.resources.gpus < 0 || role.resources.gpus > 1024)) {
+        Issue(prefix + ".gpus", "must be 0 or more (got " + n.Scalar() + ")", "e.g. gpus: 1");
+      }
+    }
+    if (auto n = node["command"]) {
+      if (n.IsSequence()) {
+        for (const auto& arg : n) {
+          if (!arg.IsScalar()) {
+            Issue(prefix + ".command", "a command list must hold only text", "e.g. command: [python3, train.py]");
+            break;
+          }
+          role.command += (role.command.empty() ? "" : " ") + ShellQuote(arg.Scalar());
+        }
+      } else {
+        ReadString(n, prefix + ".command", &role.command);
+      }
+    }
+    if (role.command.find_first_not_of(" \t\n") == std::string::npos) {
+      Issue(prefix + ".command", "is missing or empty", "give the program each task runs, e.g. command: python3 train.py");
+    }
+    if (auto n = node["env"]) ReadEnv(n, prefix + ".env", &role.env);
+    if (auto n = node["service"]) ReadBool(n, prefix + ".service", &role.service);
+    if (auto n = node["tolerate_failure"]) ReadBool(n, prefix + ".tolerate_failure", &role.tolerate_failure);
+    return role;
+  }
+
+  const ParseOptions& options_;
+  SourceMap& sources_;
+  std::vector<SpecIssue>& issues_;
+};
+
+// Applies "a.b.c=value" to the document; the value is read as YAML ("3" is a number).
+Status ApplyOverride(YAML::Node& root, const std::string& assignment, SourceMap& sources) {
+  size_t eq = assignment.find('=');
+  if (eq == std::string::npos || eq == 0) {
+    return InvalidArgument("'" + assignment + "' is not a field assignment; write path=value, e.g. roles.worker.instances=4");
+  }
+  std::string path = assignment.substr(0, eq);
+  std::string text = assignment.substr(eq + 1);
+  std::vector<std::string> keys;
+  size_t start = 0;
+  while (true) {
+    size_t dot = path.find('.', start);
+    keys.push_back(path.substr(start, dot == std::string::npos ? std::string::npos : dot - start));
+    if (dot == std::string::npos) break;
+    start = dot + 1;
+  }
+  for (const auto& key : keys) {
+    if (key.empty()) return InvalidArgument("'" + path + "' is not a field path; write e.g. roles.worker.instances");
+  }
+  YAML::Node value;
+  try {
+    value = YAML::Load(text);
+    if (!value.IsDefined() || value.IsNull()) value = YAML::Node(text);
+  } catch (const std::exception&) {
+    value = YAML::Node(text);
+  }
+  if (!root.IsMap()) root = YAML::Node(YAML::NodeType::Map);
+  YAML::Node node;
+  node.reset(root);
+  for (size_t i = 0; i + 1 < keys.size(); ++i) {
+    YAML::Node child = node[keys[i]];
+    if (!child.IsMap()) {
+      node[keys[i]] = YAML::Node(YAML::NodeType::Map);
+      child = node[keys[i]];
+    }
+    node.reset(child);
+  }
+  node[keys.back()] = value;
+  sources.MarkFromFlag(path);
+  return Status::Ok();
+}
+
+}  // namespace
+
+size_t EditDistance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
+Result<ParsedSpec> ParseJobSpec(const std::string& text, const ParseOptions& options) {
+  ParsedSpec parsed{JobSpec{}, SourceMap(options.source_name)};
+  if (text.size() > (8u << 20)) return InvalidArgument(options.source_name + ": the spec is larger than 8 MiB");
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    std::string where = options.source_name + ":" + std::to_string(e.mark.line + 1);
+    return InvalidArgument(where + ": not valid YAML: " + e.msg + "; fix the syntax at that line");
+  } catch (const std::exception& e) {
+    return InvalidArgument(options.source_name + ": not valid YAML: " + e.what());
+  }
+  if (!root.IsDefined() || root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
+  for (const auto& assignment : options.overrides) {
+    RETURN_IF_ERROR(ApplyOverride(root, assignment, parsed.sources));
+  }
+  std::vector<SpecIssue> issues;
+  try {
+    SpecReader reader(options, parsed.sources, issues);
+    parsed.spec = reader.Read(root);
+  } catch (const std::exception& e) {
+    return InvalidArgument(options.source_name + ": cannot read the spec: " + e.what());
+  }
+  RETURN_IF_ERROR(FormatIssues(issues, parsed.sources));
+  return parsed;
+}
+
+}  // namespace shoal

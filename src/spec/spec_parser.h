@@ -1,0 +1,42 @@
+// The job specification parser: YAML (or JSON, which YAML reads too) to a JobSpec.
+//
+// Contract:
+//  - ParseJobSpec never throws and never crashes on any input; it reports every problem
+//    it finds at once (unknown fields with a suggestion, wrong types, bad values, missing
+//    commands), each with its line, as one InvalidArgument.
+//  - Overrides ("roles.worker.instances=3", from `--set` and the named flags) are applied
+//    to the document before it is read, so they are validated like the file; flags win.
+//  - Relative workdir values are resolved against `base_dir` (the spec file's folder).
+//  - Framework-specific and capacity checks live elsewhere (runtime/, spec/fit.h); they
+//    report through the returned SourceMap.
+// Thread-safety: pure functions.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "spec/job_spec.h"
+#include "spec/spec_issue.h"
+
+namespace shoal {
+
+struct ParsedSpec {
+  JobSpec spec;
+  SourceMap sources;
+};
+
+struct ParseOptions {
+  std::string source_name = "job spec";       // shown in errors: the file name
+  std::string base_dir = ".";                  // for a relative or missing workdir
+  std::string default_name = "job";            // when the spec has no name
+  std::vector<std::string> overrides;          // "path=value", applied in order
+  std::vector<std::string> known_frameworks = {"generic", "pytorch"};
+};
+
+Result<ParsedSpec> ParseJobSpec(const std::string& text, const ParseOptions& options);
+
+// Levenshtein distance, used to suggest "did you mean 'instances'?".
+size_t EditDistance(const std::string& a, const std::string& b);
+
+}  // namespace shoal

@@ -1,0 +1,142 @@
+#include "spec/spec_parser.h"
+
+#include <gtest/gtest.h>
+
+namespace shoal {
+namespace {
+
+constexpr const char* kGood = R"(name: ddp
+framework: pytorch
+env:
+  OMP_NUM_THREADS: 1
+max_attempts: 2
+timeouts:
+  heartbeat: 10s
+roles:
+  worker:
+    instances: 2
+    cpus: 1
+    memory: 512M
+    command: python3 train.py
+    env: {A: b}
+  ps:
+    command: [python3, ps server.py]
+)";
+
+ParseOptions Options() {
+  ParseOptions options;
+  options.source_name = "job.yaml";
+  options.base_dir = "/tmp/jobs";
+  return options;
+}
+
+TEST(ParseJobSpec, ReadsEveryField) {
+  auto parsed = ParseJobSpec(kGood, Options());
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  const JobSpec& spec = parsed->spec;
+  EXPECT_EQ(spec.name, "ddp");
+  EXPECT_EQ(spec.framework, "pytorch");
+  EXPECT_EQ(spec.env.at("OMP_NUM_THREADS"), "1");
+  EXPECT_EQ(spec.max_attempts, 2);
+  EXPECT_EQ(spec.timeouts.heartbeat_ms, 10'000);
+  EXPECT_EQ(spec.workdir, "/tmp/jobs");
+  ASSERT_EQ(spec.roles.size(), 2u);
+  EXPECT_EQ(spec.roles[0].name, "worker");
+  EXPECT_EQ(spec.roles[0].instances, 2);
+  EXPECT_EQ(spec.roles[0].resources.memory_bytes, 512LL << 20);
+  EXPECT_EQ(spec.roles[0].env.at("A"), "b");
+  EXPECT_FALSE(spec.roles[0].service);
+  EXPECT_EQ(spec.roles[1].name, "ps");
+  EXPECT_TRUE(spec.roles[1].service) << "ps roles are services by default";
+  EXPECT_EQ(spec.roles[1].command, "python3 'ps server.py'");
+  EXPECT_EQ(spec.TotalTasks(), 3);
+}
+
+TEST(ParseJobSpec, JsonRoundTrip) {
+  auto parsed = ParseJobSpec(kGood, Options());
+  ASSERT_TRUE(parsed.ok());
+  JobSpec back = JobSpecFromJson(ToJson(parsed->spec));
+  EXPECT_EQ(ToJson(back), ToJson(parsed->spec));
+  // JSON is YAML too: the API's bodies go through the same parser.
+  auto again = ParseJobSpec(R"({"name": "j", "roles": {"worker": {"command": "true"}}})", Options());
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(again->spec.roles[0].instances, 1);
+}
+
+TEST(ParseJobSpec, FlagsWinOverTheFile) {
+  auto options = Options();
+  options.overrides = {"roles.worker.instances=4", "name=other", "env.EXTRA=x y", "roles.chief.command=true"};
+  auto parsed = ParseJobSpec(kGood, options);
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  EXPECT_EQ(parsed->spec.roles[0].instances, 4);
+  EXPECT_EQ(parsed->spec.name, "other");
+  EXPECT_EQ(parsed->spec.env.at("EXTRA"), "x y");
+  EXPECT_NE(parsed->spec.FindRole("chief"), nullptr);
+}
+
+TEST(ParseJobSpec, ErrorsNameFieldLineAndFix) {
+  auto parsed = ParseJobSpec("name: x\nroles:\n  worker:\n    instances: 0\n    comand: true\n", Options());
+  ASSERT_FALSE(parsed.ok());
+  const std::string& message = parsed.status().message();
+  EXPECT_NE(message.find("job.yaml:4: roles.worker.instances: must be between 1 and 10000"), std::string::npos)
+      << message;
+  EXPECT_NE(message.find("job.yaml:5: roles.worker.comand: unknown field; fix: did you mean 'command'?"),
+            std::string::npos)
+      << message;
+  EXPECT_NE(message.find("roles.worker.command: is missing"), std::string::npos) << message;
+}
+
+TEST(ParseJobSpec, FlagErrorsPointAtTheFlag) {
+  auto options = Options();
+  options.overrides = {"roles.worker.memory=lots"};
+  auto parsed = ParseJobSpec(kGood, options);
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_NE(parsed.status().message().find("flag --set roles.worker.memory"), std::string::npos)
+      << parsed.status().message();
+}
+
+TEST(ParseJobSpec, RefusesBadSpecs) {
+  const char* bad[] = {
+      "",                                                           // no roles
+      "roles: []",                                                  // roles not a map
+      "name: x\nroles: {w: {instances: two, command: t}}",           // wrong type
+      "roles: {w: {instances: -1, command: t}}",                     // negative
+      "roles: {w: {memory: 4X, command: t}}",                        // malformed memory
+      "roles: {w: {cpus: 0, command: t}}",                           // zero cpus
+      "roles: {w: {instances: 1}}",                                  // no command
+      "roles: {w: {command: \"  \"}}",                               // blank command
+      "framework: tensorflw\nroles: {w: {command: t}}",              // unknown framework
+      "colour: red\nroles: {w: {command: t}}",                       // unknown field
+      "roles: {w: {command: t, gpus: -2}}",                          // negative gpus
+      "roles: {w: {command: t, env: [a]}}",                          // env not a map
+      "roles: {w: {command: t}}\nmax_attempts: 0",                   // zero attempts
+      "roles: {w: {command: t}}\ntimeouts: {heartbeat: soon}",       // bad duration
+      "roles: {w: {command: t}}\ntimeouts: {hartbeat: 1s}",          // unknown timeout
+      "roles: {\"bad name!\": {command: t}}",                        // bad role name
+      "name: \"../etc\"\nroles: {w: {command: t}}",                  // bad job name
+      "roles: {w: {command: {a: b}}}",                               // command a map
+      "roles: {w: {command: t, service: maybe}}",                    // not a bool
+      "roles: {w: [1, 2]}",                                          // role not a map
+      "- a\n- b",                                                    // document a list
+      "roles: {w: {command: t}\n",                                   // YAML syntax error
+      "roles: {w: {command: t, cpus: .nan}}",                        // not finite
+      "env: {1BAD: x}\nroles: {w: {command: t}}",                    // bad variable name
+  };
+  for (const char* text : bad) {
+    auto parsed = ParseJobSpec(text, Options());
+    EXPECT_FALSE(parsed.ok()) << "accepted: " << text;
+    if (!parsed.ok()) {
+      EXPECT_EQ(parsed.status().code(), StatusCode::kInvalidArgument);
+      EXPECT_NE(parsed.status().message().find("job.yaml"), std::string::npos) << parsed.status().message();
+    }
+  }
+}
+
+TEST(EditDistance, Basics) {
+  EXPECT_EQ(EditDistance("instances", "instances"), 0u);
+  EXPECT_EQ(EditDistance("instnces", "instances"), 1u);
+  EXPECT_EQ(EditDistance("", "abc"), 3u);
+}
+
+}  // namespace
+}  // namespace shoal
