@@ -1,0 +1,75 @@
+// ClusterBackend: where job attempts run. The server asks a backend for its capacity and
+// to start, watch and kill one application master per job attempt; the AM, in turn,
+// asks the backend's ContainerLauncher to start one container per task.
+//
+// Contract:
+//  - StartAttempt returns once the AM has been handed to the backend (a process started
+//    for local, a batch job submitted for Slurm); the AM then talks to the server itself.
+//  - PollAttempt is non-blocking; it returns the AM's end once it has ended.
+//  - KillAttempt ends the AM and everything the attempt started, user processes
+//    included; it is idempotent and returns once nothing of the attempt is left running.
+//  - ContainerLauncher::Stop asks a container to stop its task (SIGTERM, then SIGKILL
+//    after the grace period); Poll reports containers that have ended.
+// Thread-safety: implementations are called from one thread of their owner (the
+// server's scheduler, the AM's loop) unless they say otherwise.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/process.h"
+#include "common/status.h"
+#include "spec/fit.h"
+
+namespace shoal {
+
+struct AttemptLaunch {
+  std::string job_id;
+  int attempt = 1;
+  std::string server_url;  // where the AM reports
+  std::string attempt_dir; // logs and scratch space of this attempt
+};
+
+struct AttemptHandle {
+  std::string backend_id;  // a pid for local, a Slurm job id for slurm
+};
+
+class ClusterBackend {
+ public:
+  virtual ~ClusterBackend() = default;
+  virtual std::string name() const = 0;
+  virtual ClusterCapacity Capacity() const = 0;
+  virtual Result<AttemptHandle> StartAttempt(const AttemptLaunch& launch) = 0;
+  virtual std::optional<ExitInfo> PollAttempt(const AttemptHandle& handle) = 0;
+  virtual void KillAttempt(const AttemptLaunch& launch, const AttemptHandle& handle) = 0;
+  // Whether an attempt left running by a previous server process is still alive.
+  virtual bool AttemptAlive(const AttemptHandle& handle) const = 0;
+};
+
+struct ContainerLaunch {
+  std::string job_id;
+  int attempt = 1;
+  std::string role;
+  int index = 0;
+  std::vector<std::string> argv;           // the container agent's command line
+  std::map<std::string, std::string> env;  // the container agent's environment
+  std::string workdir;
+  std::string agent_log;                   // where the agent's own diagnostics go
+};
+
+class ContainerLauncher {
+ public:
+  virtual ~ContainerLauncher() = default;
+  virtual Result<std::string> Launch(const ContainerLaunch& launch) = 0;  // returns a container id
+  virtual void Stop(const std::string& container_id, int grace_ms) = 0;
+  virtual void Kill(const std::string& container_id) = 0;
+  // Containers that ended since the last call, with how they ended.
+  virtual std::vector<std::pair<std::string, ExitInfo>> Poll() = 0;
+  // Hostname tasks of this launcher run on, as other tasks reach them.
+  virtual std::string Host() const = 0;
+};
+
+}  // namespace shoal

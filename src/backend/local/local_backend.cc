@@ -1,0 +1,159 @@
+#include "backend/local/local_backend.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "common/clock.h"
+#include "common/files.h"
+
+namespace shoal {
+namespace {
+
+int CountNvidiaGpus() {
+  if (access("/usr/bin/nvidia-smi", X_OK) != 0) return 0;
+  FILE* pipe = popen("/usr/bin/nvidia-smi -L 2>/dev/null", "r");
+  if (!pipe) return 0;
+  int count = 0;
+  char line[512];
+  while (fgets(line, sizeof line, pipe)) count += std::string(line).starts_with("GPU ");
+  pclose(pipe);
+  return count;
+}
+
+int64_t MemTotalBytes() {
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key;
+  int64_t kb = 0;
+  std::string unit;
+  while (meminfo >> key >> kb >> unit) {
+    if (key == "MemTotal:") return kb * 1024;
+  }
+  return 1LL << 30;
+}
+
+int OpenLog(const std::string& path) {
+  if (path.empty()) return -1;
+  return open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+}
+
+}  // namespace
+
+ClusterCapacity DetectLocalCapacity() {
+  Resources machine{static_cast<double>(std::max(1u, std::thread::hardware_concurrency())), MemTotalBytes(),
+                    CountNvidiaGpus()};
+  return {machine, machine};
+}
+
+LocalBackend::LocalBackend(ClusterCapacity capacity, std::string shoal_executable, ProcessLauncher& processes,
+                           int kill_grace_ms)
+    : capacity_(capacity), executable_(std::move(shoal_executable)), processes_(processes),
+      kill_grace_ms_(kill_grace_ms) {}
+
+Result<AttemptHandle> LocalBackend::StartAttempt(const AttemptLaunch& launch) {
+  RETURN_IF_ERROR(MakeDirectories(launch.attempt_dir));
+  auto env = CurrentEnvironment();
+  env["SHOAL_JOB_ID"] = launch.job_id;
+  env["SHOAL_ATTEMPT"] = std::to_string(launch.attempt);
+  int log = OpenLog(launch.attempt_dir + "/am.log");
+  auto pid = processes_.Spawn({.argv = {executable_, "am", "--server", launch.server_url, "--job", launch.job_id,
+                                        "--attempt", std::to_string(launch.attempt), "--dir", launch.attempt_dir,
+                                        "--backend", "local"},
+                               .env = env,
+                               .cwd = launch.attempt_dir,
+                               .new_session = true,
+                               .stdout_fd = log,
+                               .stderr_fd = log});
+  if (log >= 0) close(log);
+  if (!pid.ok()) return pid.status().WithContext("cannot start the application master");
+  std::lock_guard lock(mutex_);
+  children_.insert(*pid);
+  return AttemptHandle{std::to_string(*pid)};
+}
+
+std::optional<ExitInfo> LocalBackend::PollAttempt(const AttemptHandle& handle) {
+  pid_t pid = std::stoi(handle.backend_id);
+  {
+    std::lock_guard lock(mutex_);
+    if (children_.count(pid)) {
+      auto exit = processes_.TryWait(pid);
+      if (exit) children_.erase(pid);
+      return exit;
+    }
+  }
+  // Started by an earlier server process: not our child, so watch the pid.
+  if (ProcessExists(pid)) return std::nullopt;
+  return ExitInfo{.exit_code = 255, .signal = 0};
+}
+
+void LocalBackend::KillAttempt(const AttemptLaunch& launch, const AttemptHandle& handle) {
+  pid_t pid = std::stoi(handle.backend_id);
+  processes_.Signal(pid, SIGTERM);
+  auto& clock = SystemClock::Instance();
+  int64_t deadline = clock.NowMillis() + kill_grace_ms_;
+  while (ProcessExists(pid) && clock.NowMillis() < deadline) {
+    // Reaping here would steal the exit from PollAttempt: a zombie counts as ended.
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string field, comm, state;
+    stat >> field >> comm >> state;
+    if (state == "Z") break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  processes_.SignalGroup(pid, SIGKILL);
+  KillProcessesWithEnvironment({"SHOAL_JOB_ID=" + launch.job_id, "SHOAL_ATTEMPT=" + std::to_string(launch.attempt)});
+}
+
+bool LocalBackend::AttemptAlive(const AttemptHandle& handle) const {
+  return ProcessExists(std::stoi(handle.backend_id));
+}
+
+Result<std::string> LocalContainerLauncher::Launch(const ContainerLaunch& launch) {
+  int log = OpenLog(launch.agent_log);
+  auto pid = processes_.Spawn({.argv = launch.argv,
+                               .env = launch.env,
+                               .cwd = launch.workdir,
+                               .new_session = true,
+                               .parent_death_signal = SIGTERM,
+                               .stdout_fd = log,
+                               .stderr_fd = log});
+  if (log >= 0) close(log);
+  if (!pid.ok()) return pid.status();
+  std::string id = "local-" + std::to_string(*pid);
+  running_[id] = Running{*pid, 0};
+  return id;
+}
+
+void LocalContainerLauncher::Stop(const std::string& container_id, int grace_ms) {
+  auto it = running_.find(container_id);
+  if (it == running_.end() || it->second.kill_at_ms != 0) return;
+  processes_.Signal(it->second.pid, SIGTERM);
+  it->second.kill_at_ms = SystemClock::Instance().NowMillis() + grace_ms;
+}
+
+void LocalContainerLauncher::Kill(const std::string& container_id) {
+  auto it = running_.find(container_id);
+  if (it == running_.end()) return;
+  processes_.SignalGroup(it->second.pid, SIGKILL);
+}
+
+std::vector<std::pair<std::string, ExitInfo>> LocalContainerLauncher::Poll() {
+  std::vector<std::pair<std::string, ExitInfo>> ended;
+  int64_t now = SystemClock::Instance().NowMillis();
+  for (auto it = running_.begin(); it != running_.end();) {
+    if (auto exit = processes_.TryWait(it->second.pid)) {
+      ended.emplace_back(it->first, *exit);
+      it = running_.erase(it);
+      continue;
+    }
+    if (it->second.kill_at_ms != 0 && now >= it->second.kill_at_ms) processes_.SignalGroup(it->second.pid, SIGKILL);
+    ++it;
+  }
+  return ended;
+}
+
+}  // namespace shoal

@@ -1,0 +1,66 @@
+// The local backend: job attempts and their tasks are processes on this machine.
+//
+// Contract:
+//  - Capacity is the machine's (cores, MemTotal, GPUs listed by nvidia-smi) unless the
+//    server's configuration sets it (tests declare fake GPUs this way).
+//  - Each AM runs as `shoal am ...` in a session of its own, with SHOAL_JOB_ID and
+//    SHOAL_ATTEMPT in its environment; every process of the attempt inherits them.
+//  - KillAttempt sends the AM SIGTERM (it stops its containers and reports), waits up to
+//    the grace period, then kills the AM's group and sweeps /proc for any process still
+//    carrying the attempt's variables, so nothing of the attempt survives.
+//  - An AM left by an earlier server process is watched through its pid.
+// Thread-safety: StartAttempt, PollAttempt and KillAttempt may be called from different
+// threads; the set of children is guarded by a mutex.
+#pragma once
+
+#include <mutex>
+#include <set>
+
+#include "backend/cluster_backend.h"
+
+namespace shoal {
+
+// The machine's own capacity: cores, memory and nvidia-smi's GPUs.
+ClusterCapacity DetectLocalCapacity();
+
+class LocalBackend final : public ClusterBackend {
+ public:
+  LocalBackend(ClusterCapacity capacity, std::string shoal_executable, ProcessLauncher& processes,
+               int kill_grace_ms = 5000);
+
+  std::string name() const override { return "local"; }
+  ClusterCapacity Capacity() const override { return capacity_; }
+  Result<AttemptHandle> StartAttempt(const AttemptLaunch& launch) override;
+  std::optional<ExitInfo> PollAttempt(const AttemptHandle& handle) override;
+  void KillAttempt(const AttemptLaunch& launch, const AttemptHandle& handle) override;
+  bool AttemptAlive(const AttemptHandle& handle) const override;
+
+ private:
+  ClusterCapacity capacity_;
+  std::string executable_;
+  ProcessLauncher& processes_;
+  int kill_grace_ms_;
+  std::mutex mutex_;
+  std::set<pid_t> children_;  // AMs this process started and has not reaped
+};
+
+// Starts containers as processes of the AM.
+class LocalContainerLauncher final : public ContainerLauncher {
+ public:
+  explicit LocalContainerLauncher(ProcessLauncher& processes) : processes_(processes) {}
+  Result<std::string> Launch(const ContainerLaunch& launch) override;
+  void Stop(const std::string& container_id, int grace_ms) override;
+  void Kill(const std::string& container_id) override;
+  std::vector<std::pair<std::string, ExitInfo>> Poll() override;
+  std::string Host() const override { return "127.0.0.1"; }
+
+ private:
+  struct Running {
+    pid_t pid = 0;
+    int64_t kill_at_ms = 0;  // when a stop escalates to SIGKILL; 0: not stopping
+  };
+  ProcessLauncher& processes_;
+  std::map<std::string, Running> running_;
+};
+
+}  // namespace shoal

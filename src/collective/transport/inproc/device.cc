@@ -1,0 +1,213 @@
+#include "collective/transport/inproc/device.h"
+
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <mutex>
+#include <vector>
+
+namespace shoal::collective::transport::inproc {
+
+// State shared by the ranks of one in-process communicator.
+struct Hub {
+  explicit Hub(int n) : size(n), queues(static_cast<size_t>(n) * n), ranks(n) {}
+
+  struct RankState {
+    bool joined = false;
+    bool closed = false;  // orderly Close
+    bool dead = false;    // Kill: vanished without goodbye
+    std::string abort_reason;
+  };
+
+  std::deque<std::vector<char>>& queue(int from, int to) { return queues[static_cast<size_t>(from) * size + to]; }
+
+  const int size;
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<std::deque<std::vector<char>>> queues;  // guarded by mu
+  std::vector<RankState> ranks;                       // guarded by mu
+};
+
+namespace {
+
+class Context : public transport::Context {
+ public:
+  Context(std::shared_ptr<Hub> hub, int rank) : hub_(std::move(hub)), rank_(rank), recvs_(hub_->size) {}
+  ~Context() override { Close(); }
+
+  int rank() const override { return rank_; }
+  int size() const override { return hub_->size; }
+
+  Request PostSend(int peer, const void* data, size_t bytes) override {
+    if (bytes == 0) return Request{peer, true, 0};
+    std::vector<char> copy(static_cast<const char*>(data), static_cast<const char*>(data) + bytes);
+    {
+      std::lock_guard<std::mutex> lock(hub_->mu);
+      hub_->queue(rank_, peer).push_back(std::move(copy));
+    }
+    hub_->cv.notify_all();
+    return Request{peer, true, 0};  // buffered: complete at once
+  }
+
+  Request PostRecv(int peer, void* data, size_t bytes) override {
+    if (bytes == 0) return Request{peer, false, 0};
+    PeerRecvs& r = recvs_[peer];
+    r.pending.push_back(Pending{static_cast<char*>(data), bytes});
+    return Request{peer, false, ++r.posted};
+  }
+
+  Status Wait(const Request& req, Deadline deadline) override {
+    if (req.seq == 0 || req.is_send) return broken_;
+    return Drive([&] { return recvs_[req.peer].done >= req.seq; }, deadline);
+  }
+
+  Status WaitAll(Deadline deadline) override {
+    return Drive(
+        [&] {
+          for (const auto& r : recvs_)
+            if (!r.pending.empty()) return false;
+          return true;
+        },
+        deadline);
+  }
+
+  void Abort(const std::string& reason) override {
+    std::lock_guard<std::mutex> lock(hub_->mu);
+    auto& me = hub_->ranks[rank_];
+    if (me.closed || !me.abort_reason.empty()) return;
+    me.abort_reason = reason.empty() ? "aborted" : reason;
+    hub_->cv.notify_all();
+  }
+
+  void Close() override {
+    std::lock_guard<std::mutex> lock(hub_->mu);
+    auto& me = hub_->ranks[rank_];
+    if (me.closed || !me.abort_reason.empty()) return;
+    if (!broken_.ok()) {
+      me.abort_reason = broken_.message();
+    } else {
+      me.closed = true;
+    }
+    hub_->cv.notify_all();
+  }
+
+ private:
+  struct Pending {
+    char* ptr;
+    size_t bytes;
+  };
+  struct PeerRecvs {
+    std::deque<Pending> pending;
+    uint64_t posted = 0;
+    uint64_t done = 0;
+  };
+
+  template <typename DoneFn>
+  Status Drive(DoneFn done, Deadline deadline) {
+    if (!broken_.ok()) return broken_;
+    std::unique_lock<std::mutex> lock(hub_->mu);
+    while (true) {
+      Status s = MatchLocked();
+      if (!s.ok()) return Fail(s);
+      if (done()) return Status::Ok();
+      s = PeerFailureLocked();
+      if (!s.ok()) return Fail(s);
+      if (hub_->cv.wait_until(lock, deadline) == std::cv_status::timeout) {
+        s = MatchLocked();
+        if (s.ok() && done()) return Status::Ok();
+        return Fail(s.ok() ? DeadlineError() : s);
+      }
+    }
+  }
+
+  // Moves queued messages into posted receives, in order.
+  Status MatchLocked() {
+    for (int peer = 0; peer < hub_->size; ++peer) {
+      auto& r = recvs_[peer];
+      auto& q = hub_->queue(peer, rank_);
+      while (!r.pending.empty() && !q.empty()) {
+        if (q.front().size() != r.pending.front().bytes)
+          return Internal("rank " + std::to_string(rank_) + " expected " + std::to_string(r.pending.front().bytes) +
+                          " bytes from rank " + std::to_string(peer) + " but it sent " +
+                          std::to_string(q.front().size()));
+        std::memcpy(r.pending.front().ptr, q.front().data(), q.front().size());
+        q.pop_front();
+        r.pending.pop_front();
+        ++r.done;
+      }
+    }
+    return Status::Ok();
+  }
+
+  // The first peer that died, aborted, or closed while we still expect data from it.
+  Status PeerFailureLocked() const {
+    if (hub_->ranks[rank_].dead) return Aborted("rank " + std::to_string(rank_) + " was killed");
+    for (int peer = 0; peer < hub_->size; ++peer) {
+      if (peer == rank_) continue;
+      const auto& st = hub_->ranks[peer];
+      if (st.dead)
+        return Aborted("lost rank " + std::to_string(peer) +
+                       ": its connection closed without a goodbye (the process exited, crashed or was killed)");
+      if (!st.abort_reason.empty()) return Aborted("rank " + std::to_string(peer) + " aborted: " + st.abort_reason);
+      if (st.closed && !recvs_[peer].pending.empty())
+        return Aborted("rank " + std::to_string(peer) + " closed its communicator while rank " +
+                       std::to_string(rank_) + " still expected data from it");
+    }
+    return Status::Ok();
+  }
+
+  Status DeadlineError() const {
+    std::string waiting;
+    for (int peer = 0; peer < hub_->size; ++peer) {
+      size_t bytes = 0;
+      for (const auto& p : recvs_[peer].pending) bytes += p.bytes;
+      if (bytes)
+        waiting += std::string(waiting.empty() ? "" : "; ") + "rank " + std::to_string(peer) + " (receiving " +
+                   std::to_string(bytes) + " bytes)";
+    }
+    return Timeout("deadline passed on rank " + std::to_string(rank_) + " while waiting for " +
+                   (waiting.empty() ? std::string("nothing") : waiting));
+  }
+
+  Status Fail(Status s) {
+    if (broken_.ok()) broken_ = s;
+    return s;
+  }
+
+  std::shared_ptr<Hub> hub_;
+  const int rank_;
+  std::vector<PeerRecvs> recvs_;
+  Status broken_;
+};
+
+}  // namespace
+
+Device::Device(int size) : hub_(std::make_shared<Hub>(size)) {}
+Device::~Device() = default;
+
+Result<std::unique_ptr<transport::Context>> Device::Connect(int rank, int size, Store&, Deadline deadline) {
+  if (size != hub_->size || rank < 0 || rank >= size)
+    return InvalidArgument("in-process device for " + std::to_string(hub_->size) + " ranks cannot host rank " +
+                           std::to_string(rank) + " of " + std::to_string(size));
+  std::unique_lock<std::mutex> lock(hub_->mu);
+  if (hub_->ranks[rank].joined) return AlreadyExists("rank " + std::to_string(rank) + " already joined");
+  hub_->ranks[rank].joined = true;
+  hub_->cv.notify_all();
+  auto all_joined = [&] {
+    for (const auto& r : hub_->ranks)
+      if (!r.joined) return false;
+    return true;
+  };
+  if (!hub_->cv.wait_until(lock, deadline, all_joined))
+    return Timeout("rank " + std::to_string(rank) + " waited in vain for all " + std::to_string(size) +
+                   " in-process ranks to join");
+  return std::unique_ptr<transport::Context>(std::make_unique<Context>(hub_, rank));
+}
+
+void Device::Kill(int rank) {
+  std::lock_guard<std::mutex> lock(hub_->mu);
+  hub_->ranks[rank].dead = true;
+  hub_->cv.notify_all();
+}
+
+}  // namespace shoal::collective::transport::inproc

@@ -1,0 +1,123 @@
+#include "collective/transport/tcp/context.h"
+
+#include <cerrno>
+
+namespace shoal::collective::transport::tcp {
+
+Context::Context(int rank, int size, std::vector<std::unique_ptr<Pair>> pairs, std::chrono::microseconds spin)
+    : rank_(rank), size_(size), spin_(spin), pairs_(std::move(pairs)) {}
+
+Context::~Context() { Close(); }
+
+Request Context::PostSend(int peer, const void* data, size_t bytes) {
+  if (bytes == 0) return Request{peer, true, 0};
+  return Request{peer, true, pairs_[peer]->PostSend(data, bytes)};
+}
+
+Request Context::PostRecv(int peer, void* data, size_t bytes) {
+  if (bytes == 0) return Request{peer, false, 0};
+  return Request{peer, false, pairs_[peer]->PostRecv(data, bytes)};
+}
+
+Status Context::Wait(const Request& req, Deadline deadline) {
+  if (req.seq == 0) return broken_;
+  Pair* pair = pairs_[req.peer].get();
+  return Drive([&] { return req.is_send ? pair->SendDone(req.seq) : pair->RecvDone(req.seq); }, deadline);
+}
+
+Status Context::WaitAll(Deadline deadline) {
+  return Drive(
+      [&] {
+        for (const auto& p : pairs_)
+          if (p && !p->idle()) return false;
+        return true;
+      },
+      deadline);
+}
+
+template <typename DoneFn>
+Status Context::Drive(DoneFn done, Deadline deadline) {
+  if (!broken_.ok()) return broken_;
+  if (closed_) return FailedPrecondition("transport context of rank " + std::to_string(rank_) + " is closed");
+  auto spin_until = Clock::now() + spin_;
+  while (true) {
+    bool progressed = false;
+    for (auto& p : pairs_) {
+      if (p && !p->idle()) {
+        Status s = p->Progress(&progressed);
+        if (!s.ok()) return Fail(s);
+      }
+    }
+    if (done()) return Status::Ok();
+    const auto now = Clock::now();
+    if (progressed) {
+      spin_until = now + spin_;
+      continue;
+    }
+    if (now < spin_until) continue;
+    if (now >= deadline) return Fail(DeadlineError());
+    Status s = Block(deadline);
+    if (!s.ok()) return Fail(s);
+  }
+}
+
+Status Context::Block(Deadline deadline) {
+  fds_.clear();
+  fd_owner_.clear();
+  for (auto& p : pairs_) {
+    if (!p) continue;
+    size_t n = p->AddPollFds(&fds_);
+    fd_owner_.insert(fd_owner_.end(), n, p.get());
+  }
+  auto left = std::chrono::duration_cast<std::chrono::microseconds>(deadline - Clock::now()).count();
+  int timeout_ms = static_cast<int>(std::min<int64_t>(std::max<int64_t>(0, (left + 999) / 1000), 1 << 30));
+  int rc = ::poll(fds_.data(), fds_.size(), timeout_ms);
+  if (rc < 0 && errno != EINTR) return Internal("poll failed: " + ErrnoText(errno));
+  // Control traffic is rare: only look at it when poll says something arrived.
+  Pair* last = nullptr;
+  for (size_t i = 0; rc > 0 && i < fds_.size(); ++i) {
+    if (fds_[i].revents == 0 || fd_owner_[i] == last) continue;
+    last = fd_owner_[i];
+    RETURN_IF_ERROR(fd_owner_[i]->ReadControl());
+  }
+  return Status::Ok();
+}
+
+Status Context::DeadlineError() const {
+  std::string waiting;
+  for (const auto& p : pairs_) {
+    if (!p || p->idle()) continue;
+    waiting += std::string(waiting.empty() ? "" : "; ") + "rank " + std::to_string(p->peer()) + " (" +
+               p->PendingText() + ")";
+  }
+  return Timeout("deadline passed on rank " + std::to_string(rank_) + " while waiting for " +
+                 (waiting.empty() ? std::string("nothing") : waiting));
+}
+
+Status Context::Fail(Status s) {
+  if (broken_.ok()) broken_ = s;
+  return s;
+}
+
+void Context::Abort(const std::string& reason) {
+  if (closed_) return;
+  closed_ = true;
+  for (auto& p : pairs_) {
+    if (!p) continue;
+    p->SendAbort(reason);
+    p->CloseAll();
+  }
+}
+
+void Context::Close() {
+  if (closed_) return;
+  if (!broken_.ok()) return Abort(broken_.message());
+  closed_ = true;
+  for (auto& p : pairs_) {
+    if (!p) continue;
+    p->SendGoodbye();
+    p->CloseAll();
+  }
+}
+
+}  // namespace shoal::collective::transport::tcp

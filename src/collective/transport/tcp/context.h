@@ -1,0 +1,54 @@
+// tcp::Context: one rank's full mesh of TCP pairs and the progress loop that drives
+// them (see transport/context.h for the contract).
+//
+// The loop: try non-blocking I/O on every pair with queued work; if nothing moved,
+// spin for up to `spin` (cheap when ranks have their own cores and messages are
+// small), then block in poll() on the data sockets with work and on every peer's
+// control socket, so a dead or aborting peer is seen while waiting on another one.
+// Ownership: owns the pairs.
+// Thread-safety: one thread at a time.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <vector>
+
+#include "collective/transport/context.h"
+#include "collective/transport/tcp/pair.h"
+
+namespace shoal::collective::transport::tcp {
+
+class Context : public transport::Context {
+ public:
+  // pairs[rank] is null; every other entry is connected.
+  Context(int rank, int size, std::vector<std::unique_ptr<Pair>> pairs, std::chrono::microseconds spin);
+  ~Context() override;
+
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  Request PostSend(int peer, const void* data, size_t bytes) override;
+  Request PostRecv(int peer, void* data, size_t bytes) override;
+  Status Wait(const Request& req, Deadline deadline) override;
+  Status WaitAll(Deadline deadline) override;
+  void Abort(const std::string& reason) override;
+  void Close() override;
+
+ private:
+  template <typename DoneFn>
+  Status Drive(DoneFn done, Deadline deadline);
+  // Blocks in poll() until some socket is ready or the deadline passes.
+  Status Block(Deadline deadline);
+  Status DeadlineError() const;
+  Status Fail(Status s);
+
+  const int rank_;
+  const int size_;
+  const std::chrono::microseconds spin_;
+  std::vector<std::unique_ptr<Pair>> pairs_;
+  std::vector<pollfd> fds_;      // scratch for Block
+  std::vector<Pair*> fd_owner_;  // fds_[i] belongs to fd_owner_[i]
+  Status broken_;
+  bool closed_ = false;
+};
+
+}  // namespace shoal::collective::transport::tcp

@@ -1,0 +1,82 @@
+#include "collective/transport/tcp/device.h"
+
+#include <thread>
+
+#include "collective/transport/tcp/context.h"
+
+namespace shoal::collective::transport::tcp {
+namespace {
+
+constexpr uint32_t kHelloMagic = 0x53484f4c;  // "SHOL"
+
+// First bytes on every connection: who is calling and which socket this is.
+struct Hello {
+  uint32_t magic;
+  int32_t rank;
+  int32_t size;
+  int32_t index;  // 0 = control, 1.. = data
+};
+
+std::chrono::microseconds SpinFor(const Options& o, int size) {
+  if (o.spin_us >= 0) return std::chrono::microseconds(o.spin_us);
+  int local = o.local_ranks > 0 ? o.local_ranks : size;
+  return std::chrono::microseconds(local <= static_cast<int>(std::thread::hardware_concurrency()) ? 50 : 0);
+}
+
+}  // namespace
+
+Result<std::unique_ptr<transport::Context>> Device::Connect(int rank, int size, Store& store, Deadline deadline) {
+  if (size < 1 || rank < 0 || rank >= size)
+    return InvalidArgument("rank " + std::to_string(rank) + " is outside a world of size " + std::to_string(size));
+  const int per_pair = std::max(1, options_.connections_per_pair);
+  const int sockets_per_pair = per_pair + 1;
+
+  int port = 0;
+  ASSIGN_OR_RETURN(Fd listener, Listen(options_.host, options_.socket, &port));
+  std::string host = options_.host.find(':') != std::string::npos ? "[" + options_.host + "]" : options_.host;
+  RETURN_IF_ERROR(store.Set("tcp/" + std::to_string(rank), host + ":" + std::to_string(port)));
+
+  // sockets[peer][index]
+  std::vector<std::vector<Fd>> sockets(size);
+  for (auto& v : sockets) v.resize(sockets_per_pair);
+
+  // Connect to lower ranks; higher ranks connect to us.
+  for (int peer = 0; peer < rank; ++peer) {
+    const std::string key = "tcp/" + std::to_string(peer);
+    auto address = store.WaitGet(key, std::chrono::milliseconds(MillisLeft(deadline)));
+    if (!address.ok()) return address.status().WithContext("rank " + std::to_string(rank) + " looking up rank " + std::to_string(peer));
+    for (int index = 0; index < sockets_per_pair; ++index) {
+      auto fd = tcp::Connect(*address, options_.socket, deadline);
+      if (!fd.ok()) return fd.status().WithContext("rank " + std::to_string(rank) + " connecting to rank " + std::to_string(peer));
+      Hello hello{kHelloMagic, rank, size, index};
+      RETURN_IF_ERROR(WriteFully(fd->get(), &hello, sizeof(hello), deadline));
+      sockets[peer][index] = std::move(*fd);
+    }
+  }
+  for (int expected = (size - 1 - rank) * sockets_per_pair; expected > 0; --expected) {
+    auto fd = Accept(listener.get(), deadline);
+    if (!fd.ok()) return fd.status().WithContext("rank " + std::to_string(rank) + " waiting for higher ranks to connect");
+    Hello hello{};
+    RETURN_IF_ERROR(ReadFully(fd->get(), &hello, sizeof(hello), deadline));
+    if (hello.magic != kHelloMagic || hello.size != size || hello.rank <= rank || hello.rank >= size ||
+        hello.index < 0 || hello.index >= sockets_per_pair || sockets[hello.rank][hello.index].valid())
+      return Unavailable("rank " + std::to_string(rank) + " got an unexpected connection (rank " +
+                         std::to_string(hello.rank) + ", size " + std::to_string(hello.size) +
+                         "); is another job attempt using the same rendezvous prefix?");
+    sockets[hello.rank][hello.index] = std::move(*fd);
+  }
+
+  std::vector<std::unique_ptr<Pair>> pairs(size);
+  for (int peer = 0; peer < size; ++peer) {
+    if (peer == rank) continue;
+    for (auto& fd : sockets[peer]) RETURN_IF_ERROR(MakeDataSocket(fd.get()));
+    Fd control = std::move(sockets[peer][0]);
+    std::vector<Fd> data;
+    for (int i = 1; i < sockets_per_pair; ++i) data.push_back(std::move(sockets[peer][i]));
+    pairs[peer] = std::make_unique<Pair>(rank, peer, std::move(control), std::move(data), options_.stripe_min_bytes);
+  }
+  return std::unique_ptr<transport::Context>(
+      std::make_unique<tcp::Context>(rank, size, std::move(pairs), SpinFor(options_, size)));
+}
+
+}  // namespace shoal::collective::transport::tcp

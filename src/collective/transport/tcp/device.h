@@ -1,0 +1,44 @@
+// tcp::Device: the TCP transport. Connect() publishes this rank's listening address
+// in the rendezvous store, then builds a full mesh: every pair of ranks gets one
+// control connection plus `connections_per_pair` data connections.
+//
+// Contract: see transport/context.h. Sockets use TCP_NODELAY, non-blocking I/O, and
+// (when buffer_bytes > 0) fixed send/receive buffers, forced past the sysctl
+// limits when the process may (root).
+// Store keys used (under the caller's prefix): "tcp/<rank>" = "host:port".
+// Thread-safety: Connect may be called from several threads (one per rank in tests).
+#pragma once
+
+#include <string>
+
+#include "collective/transport/context.h"
+#include "collective/transport/tcp/socket.h"
+
+namespace shoal::collective::transport::tcp {
+
+struct Options {
+  // Address to listen on and to advertise to the other ranks.
+  std::string host = "127.0.0.1";
+  // Data connections per pair of ranks; messages of stripe_min_bytes or more are
+  // split across them.
+  int connections_per_pair = 1;
+  size_t stripe_min_bytes = 256 << 10;
+  SocketOptions socket;
+  // Busy-poll this long before sleeping in poll(); -1 picks 50 us when the ranks
+  // of this host fit on its cores and 0 otherwise.
+  int spin_us = -1;
+  // How many ranks share this host (for spin_us = -1); 0 means "all of them".
+  int local_ranks = 0;
+};
+
+class Device : public transport::Device {
+ public:
+  explicit Device(Options options) : options_(std::move(options)) {}
+  Result<std::unique_ptr<transport::Context>> Connect(int rank, int size, Store& store, Deadline deadline) override;
+  std::string name() const override { return "tcp"; }
+
+ private:
+  const Options options_;
+};
+
+}  // namespace shoal::collective::transport::tcp

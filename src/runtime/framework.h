@@ -1,0 +1,39 @@
+// Framework adapters: what each framework's launcher would give its processes.
+//
+// Contract:
+//  - An adapter validates the roles a framework allows (before anything starts) and,
+//    given the ClusterView, returns the variables one task needs. It never touches the OS.
+//  - TaskEnvironment returns the whole contract for the task: Shoal's own variables
+//    (SHOAL_JOB_ID ... SHOAL_AM_ADDR, SHOAL_PORT, CUDA_VISIBLE_DEVICES) plus the
+//    framework's. They are applied after the job's and role's env, so they win.
+//  - FindFramework returns nullptr for an unknown name; KnownFrameworks lists the names.
+// Thread-safety: adapters are stateless singletons, safe from any thread.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "runtime/cluster_view.h"
+#include "spec/job_spec.h"
+#include "spec/spec_issue.h"
+
+namespace shoal {
+
+using EnvMap = std::map<std::string, std::string>;
+
+class FrameworkAdapter {
+ public:
+  virtual ~FrameworkAdapter() = default;
+  virtual std::string name() const = 0;
+  virtual std::vector<SpecIssue> Validate(const JobSpec& spec) const { return {}; }
+  virtual EnvMap TaskEnvironment(const JobSpec& spec, const ClusterView& cluster, const TaskEndpoint& self) const = 0;
+};
+
+const FrameworkAdapter* FindFramework(const std::string& name);
+std::vector<std::string> KnownFrameworks();
+
+// Shoal's own variables for one task; every adapter starts from these.
+EnvMap ShoalEnvironment(const JobSpec& spec, const ClusterView& cluster, const TaskEndpoint& self);
+
+}  // namespace shoal
