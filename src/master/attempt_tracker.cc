@@ -1,0 +1,248 @@
+#include "master/attempt_tracker.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "common/units.h"
+
+namespace shoal {
+
+Json ToJson(const TaskStatus& task) {
+  return Json{{"role", task.role},           {"index", task.index},         {"rank", task.rank},
+              {"state", Name(task.state)},   {"container_id", task.container_id},
+              {"host", task.host},           {"ports", task.ports},         {"gpus", task.gpus},
+              {"pid", task.pid},             {"progress", task.progress},   {"exit_code", task.exit_code},
+              {"signal", task.signal},       {"message", task.message},     {"started_ms", task.started_ms},
+              {"finished_ms", task.finished_ms}, {"service", task.service}};
+}
+
+AttemptTracker::AttemptTracker(const JobSpec& spec, std::string job_id, int attempt,
+                               std::vector<std::vector<int>> task_gpus, const Clock& clock)
+    : spec_(spec), job_id_(std::move(job_id)), attempt_(attempt), clock_(clock), started_at_ms_(clock.NowMillis()) {
+  int rank = 0;
+  for (const auto& role : spec.roles) {
+    for (int i = 0; i < role.instances; ++i, ++rank) {
+      TaskStatus task;
+      task.role = role.name;
+      task.index = i;
+      task.rank = rank;
+      task.service = role.service;
+      task.tolerate_failure = role.tolerate_failure;
+      if (rank < static_cast<int>(task_gpus.size())) task.gpus = task_gpus[rank];
+      task.last_heard_ms = started_at_ms_;
+      tasks_.push_back(std::move(task));
+    }
+  }
+}
+
+TaskStatus* AttemptTracker::FindMutable(const std::string& role, int index) {
+  for (auto& task : tasks_) {
+    if (task.role == role && task.index == index) return &task;
+  }
+  return nullptr;
+}
+
+const TaskStatus* AttemptTracker::Find(const std::string& role, int index) const {
+  return const_cast<AttemptTracker*>(this)->FindMutable(role, index);
+}
+
+void AttemptTracker::Move(TaskStatus& task, TaskState to, const std::string& message) {
+  if (!CanMove(task.state, to)) return;
+  task.state = to;
+  if (!message.empty()) task.message = message;
+  if (IsFinal(to) && task.finished_ms == 0) task.finished_ms = clock_.WallMillis();
+  ++version_;
+}
+
+void AttemptTracker::Finish(AttemptState state, const std::string& message) {
+  if (IsFinal(state_)) return;
+  state_ = state;
+  message_ = message;
+  ++version_;
+  for (auto& task : tasks_) {
+    if (task.state == TaskState::kPending) Move(task, TaskState::kKilled, "not started: the attempt ended first");
+  }
+}
+
+void AttemptTracker::Launched(int rank, const std::string& container_id) {
+  TaskStatus& task = tasks_.at(rank);
+  task.container_id = container_id;
+  task.last_heard_ms = clock_.NowMillis();
+  Move(task, TaskState::kLaunching, "");
+}
+
+void AttemptTracker::LaunchFailed(int rank, const std::string& reason) {
+  TaskStatus& task = tasks_.at(rank);
+  task.container_ended = true;
+  Move(task, TaskState::kFailed, "could not start the container: " + reason);
+  Evaluate();
+}
+
+Status AttemptTracker::Register(const std::string& role, int index, const std::string& host, std::vector<int> ports) {
+  TaskStatus* task = FindMutable(role, index);
+  if (!task) return NotFound("this attempt has no task " + role + "[" + std::to_string(index) + "]");
+  if (IsFinal(state_) || IsFinal(task->state)) return Aborted("the attempt is ending; the container must exit");
+  if (ports.empty()) return InvalidArgument("a task must reserve at least one port");
+  task->host = host;
+  task->ports = std::move(ports);
+  task->last_heard_ms = clock_.NowMillis();
+  if (task->state == TaskState::kLaunching) Move(*task, TaskState::kRegistered, "");
+  if (state_ == AttemptState::kStarting && AllRegistered()) {
+    state_ = AttemptState::kRunning;
+    ++version_;
+  }
+  return Status::Ok();
+}
+
+Status AttemptTracker::Started(const std::string& role, int index, int pid) {
+  TaskStatus* task = FindMutable(role, index);
+  if (!task) return NotFound("this attempt has no task " + role + "[" + std::to_string(index) + "]");
+  task->pid = pid;
+  task->started_ms = clock_.WallMillis();
+  task->last_heard_ms = clock_.NowMillis();
+  Move(*task, TaskState::kRunning, "");
+  return Status::Ok();
+}
+
+Result<bool> AttemptTracker::Heartbeat(const std::string& role, int index, double progress) {
+  TaskStatus* task = FindMutable(role, index);
+  if (!task) return NotFound("this attempt has no task " + role + "[" + std::to_string(index) + "]");
+  task->last_heard_ms = clock_.NowMillis();
+  if (std::isfinite(progress)) {
+    progress = std::clamp(progress, 0.0, 1.0);
+    if (progress != task->progress) {
+      task->progress = progress;
+      ++version_;
+    }
+  }
+  return !IsFinal(state_) && !task->stop_requested && !IsFinal(task->state);
+}
+
+Status AttemptTracker::Exited(const std::string& role, int index, const ExitInfo& exit, const std::string& message) {
+  TaskStatus* task = FindMutable(role, index);
+  if (!task) return NotFound("this attempt has no task " + role + "[" + std::to_string(index) + "]");
+  if (IsFinal(task->state)) return Status::Ok();
+  task->exit_code = exit.exit_code;
+  task->signal = exit.signal;
+  if (task->stop_requested) {
+    Move(*task, TaskState::kKilled, task->message.empty() ? "stopped by Shoal" : task->message);
+  } else if (exit.success()) {
+    task->progress = 1.0;
+    Move(*task, TaskState::kSucceeded, message);
+  } else {
+    Move(*task, TaskState::kFailed, message.empty() ? exit.Describe() : message);
+  }
+  Evaluate();
+  return Status::Ok();
+}
+
+void AttemptTracker::ContainerEnded(const std::string& container_id, const ExitInfo& exit) {
+  for (auto& task : tasks_) {
+    if (task.container_id != container_id) continue;
+    task.container_ended = true;
+    ++version_;
+    if (!IsFinal(task.state)) {
+      if (task.stop_requested) {
+        Move(task, TaskState::kKilled, task.message.empty() ? "stopped by Shoal" : task.message);
+      } else {
+        Move(task, TaskState::kFailed, "the container ended before its task did (" + exit.Describe() + ")");
+      }
+    }
+  }
+  Evaluate();
+}
+
+void AttemptTracker::Kill(const std::string& reason) {
+  Finish(AttemptState::kKilled, reason);
+  Evaluate();
+}
+
+void AttemptTracker::Tick() {
+  if (IsFinal(state_)) return;
+  int64_t now = clock_.NowMillis();
+  for (auto& task : tasks_) {
+    if (IsFinal(task.state) || task.stop_requested || task.state == TaskState::kPending) continue;
+    int64_t limit = task.state == TaskState::kLaunching ? spec_.timeouts.register_ms : spec_.timeouts.heartbeat_ms;
+    if (now - task.last_heard_ms > limit) {
+      Move(task, TaskState::kLost,
+           task.state == TaskState::kLaunching
+               ? "did not register within timeouts.register (" + FormatDuration(limit) + ")"
+               : "no heartbeat for " + FormatDuration(now - task.last_heard_ms) + " (timeouts.heartbeat is " +
+                     FormatDuration(limit) + ")");
+    }
+  }
+  if (spec_.timeouts.job_ms > 0 && now - started_at_ms_ > spec_.timeouts.job_ms) {
+    Finish(AttemptState::kFailed, "the attempt ran longer than timeouts.job (" + FormatDuration(spec_.timeouts.job_ms) + ")");
+  }
+  Evaluate();
+}
+
+void AttemptTracker::Evaluate() {
+  if (!IsFinal(state_)) {
+    for (const auto& task : tasks_) {
+      bool failed = task.state == TaskState::kFailed || task.state == TaskState::kLost;
+      if (failed && !task.tolerate_failure) {
+        Finish(AttemptState::kFailed, "task " + task.Name() + " " + (task.state == TaskState::kLost ? "was lost" : "failed") +
+                                          ": " + task.message);
+        break;
+      }
+    }
+  }
+  if (!IsFinal(state_)) {
+    bool has_workers = false, workers_done = true, all_done = true;
+    for (const auto& task : tasks_) {
+      all_done = all_done && IsFinal(task.state);
+      if (task.service) continue;
+      has_workers = true;
+      workers_done = workers_done && IsFinal(task.state);
+    }
+    if ((has_workers && workers_done) || all_done) {
+      Finish(AttemptState::kSucceeded, "every task finished");
+      for (auto& task : tasks_) {
+        if (task.service && !IsFinal(task.state)) task.message = "stopped after every worker finished";
+      }
+    }
+  }
+}
+
+bool AttemptTracker::AllRegistered() const {
+  return std::all_of(tasks_.begin(), tasks_.end(), [](const TaskStatus& t) {
+    return t.state == TaskState::kRegistered || t.state == TaskState::kRunning || IsFinal(t.state);
+  });
+}
+
+ClusterView AttemptTracker::Cluster(const std::string& am_addr) const {
+  ClusterView view;
+  view.job_id = job_id_;
+  view.attempt = attempt_;
+  view.am_addr = am_addr;
+  for (const auto& task : tasks_) view.tasks.push_back({task.role, task.index, task.rank, task.host, task.ports, task.gpus});
+  return view;
+}
+
+std::vector<int> AttemptTracker::TasksToStop() {
+  std::vector<int> ranks;
+  if (!IsFinal(state_)) return ranks;
+  for (auto& task : tasks_) {
+    if (task.stop_requested || task.container_ended || task.container_id.empty()) continue;
+    // A task whose program has exited needs no stop; a lost one may still be running.
+    if (IsFinal(task.state) && task.state != TaskState::kLost) continue;
+    task.stop_requested = true;
+    ranks.push_back(task.rank);
+  }
+  return ranks;
+}
+
+bool AttemptTracker::Done() const {
+  if (!IsFinal(state_)) return false;
+  return std::all_of(tasks_.begin(), tasks_.end(),
+                     [](const TaskStatus& t) { return t.container_ended || t.container_id.empty(); });
+}
+
+Json AttemptTracker::Snapshot() const {
+  Json tasks = Json::array();
+  for (const auto& task : tasks_) tasks.push_back(ToJson(task));
+  return Json{{"state", Name(state_)}, {"message", message_}, {"tasks", tasks}, {"version", version_}};
+}
+
+}  // namespace shoal

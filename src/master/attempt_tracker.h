@@ -1,0 +1,104 @@
+// AttemptTracker: the application master's model of one job attempt. It holds every
+// task's state and decides the attempt's fate; it does no I/O, so every rule (failure
+// policy, heartbeat and registration timeouts, stopping services) is unit-tested with a
+// FakeClock.
+//
+// Contract:
+//  - Events come in (launched, registered, started, heartbeat, exited, container ended,
+//    kill, tick); each bumps version() when it changes anything.
+//  - Failure policy: a task that fails or is lost fails the attempt unless its role
+//    tolerates failures. When every non-service task has finished, the attempt succeeds
+//    and service tasks (ps) are stopped. Tasks stopped by Shoal end KILLED.
+//  - TasksToStop() lists tasks whose containers must now be stopped; each is listed once.
+//  - Done() is true once the attempt is final and no container is left.
+// Thread-safety: not thread-safe; the AM guards it with its mutex.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/json.h"
+#include "common/process.h"
+#include "common/status.h"
+#include "master/task_state.h"
+#include "runtime/cluster_view.h"
+#include "spec/job_spec.h"
+
+namespace shoal {
+
+struct TaskStatus {
+  std::string role;
+  int index = 0;
+  int rank = 0;
+  bool service = false;
+  bool tolerate_failure = false;
+  TaskState state = TaskState::kPending;
+  std::string container_id;
+  std::string host;
+  std::vector<int> ports;
+  std::vector<int> gpus;
+  int pid = 0;
+  double progress = 0;
+  int exit_code = -1;
+  int signal = 0;
+  std::string message;
+  int64_t started_ms = 0;   // wall time the user program started
+  int64_t finished_ms = 0;  // wall time it ended
+  int64_t last_heard_ms = 0;  // monotonic, for heartbeat timeouts
+  bool stop_requested = false;
+  bool container_ended = false;
+
+  std::string Name() const { return role + "[" + std::to_string(index) + "]"; }
+};
+
+Json ToJson(const TaskStatus& task);
+
+class AttemptTracker {
+ public:
+  AttemptTracker(const JobSpec& spec, std::string job_id, int attempt, std::vector<std::vector<int>> task_gpus,
+                 const Clock& clock);
+
+  // Events.
+  void Launched(int rank, const std::string& container_id);
+  void LaunchFailed(int rank, const std::string& reason);
+  Status Register(const std::string& role, int index, const std::string& host, std::vector<int> ports);
+  Status Started(const std::string& role, int index, int pid);
+  // Returns whether the task should keep running (false: it is being stopped).
+  Result<bool> Heartbeat(const std::string& role, int index, double progress);
+  Status Exited(const std::string& role, int index, const ExitInfo& exit, const std::string& message);
+  void ContainerEnded(const std::string& container_id, const ExitInfo& exit);
+  void Kill(const std::string& reason);
+  void Tick();
+
+  // Queries.
+  bool AllRegistered() const;
+  ClusterView Cluster(const std::string& am_addr) const;
+  std::vector<int> TasksToStop();
+  bool Done() const;
+  AttemptState state() const { return state_; }
+  const std::string& message() const { return message_; }
+  const std::vector<TaskStatus>& tasks() const { return tasks_; }
+  int64_t version() const { return version_; }
+  const TaskStatus* Find(const std::string& role, int index) const;
+  Json Snapshot() const;
+
+ private:
+  TaskStatus* FindMutable(const std::string& role, int index);
+  void Move(TaskStatus& task, TaskState to, const std::string& message);
+  void Finish(AttemptState state, const std::string& message);
+  void Evaluate();
+
+  JobSpec spec_;
+  std::string job_id_;
+  int attempt_;
+  const Clock& clock_;
+  int64_t started_at_ms_;
+  std::vector<TaskStatus> tasks_;
+  AttemptState state_ = AttemptState::kStarting;
+  std::string message_;
+  int64_t version_ = 1;
+};
+
+}  // namespace shoal

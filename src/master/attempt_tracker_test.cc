@@ -1,0 +1,169 @@
+#include "master/attempt_tracker.h"
+
+#include <gtest/gtest.h>
+
+namespace shoal {
+namespace {
+
+JobSpec Spec(int workers, int ps = 0) {
+  JobSpec spec;
+  spec.timeouts.heartbeat_ms = 10'000;
+  spec.timeouts.register_ms = 20'000;
+  spec.roles.push_back(RoleSpec{.name = "worker", .instances = workers, .command = "true"});
+  if (ps > 0) spec.roles.push_back(RoleSpec{.name = "ps", .instances = ps, .command = "true", .service = true});
+  return spec;
+}
+
+// Launches, registers and starts every task.
+void StartAll(AttemptTracker& tracker) {
+  for (const auto& task : std::vector<TaskStatus>(tracker.tasks())) {
+    tracker.Launched(task.rank, "c" + std::to_string(task.rank));
+    ASSERT_TRUE(tracker.Register(task.role, task.index, "127.0.0.1", {2000 + task.rank}).ok());
+  }
+  for (const auto& task : std::vector<TaskStatus>(tracker.tasks())) {
+    ASSERT_TRUE(tracker.Started(task.role, task.index, 100 + task.rank).ok());
+  }
+}
+
+TEST(AttemptTracker, SucceedsWhenEveryWorkerSucceeds) {
+  FakeClock clock;
+  AttemptTracker tracker(Spec(2), "job-1", 1, {}, clock);
+  EXPECT_FALSE(tracker.AllRegistered());
+  StartAll(tracker);
+  EXPECT_TRUE(tracker.AllRegistered());
+  EXPECT_EQ(tracker.state(), AttemptState::kRunning);
+  ClusterView view = tracker.Cluster("127.0.0.1:9");
+  ASSERT_EQ(view.tasks.size(), 2u);
+  EXPECT_EQ(view.tasks[1].ports, std::vector<int>{2001});
+
+  ASSERT_TRUE(tracker.Exited("worker", 0, {0, 0}, "").ok());
+  EXPECT_EQ(tracker.state(), AttemptState::kRunning);
+  ASSERT_TRUE(tracker.Exited("worker", 1, {0, 0}, "").ok());
+  EXPECT_EQ(tracker.state(), AttemptState::kSucceeded);
+  EXPECT_FALSE(tracker.Done()) << "containers have not ended yet";
+  tracker.ContainerEnded("c0", {0, 0});
+  tracker.ContainerEnded("c1", {0, 0});
+  EXPECT_TRUE(tracker.Done());
+  EXPECT_EQ(tracker.tasks()[0].state, TaskState::kSucceeded);
+}
+
+TEST(AttemptTracker, AFailedWorkerFailsTheAttemptAndStopsTheOthers) {
+  FakeClock clock;
+  AttemptTracker tracker(Spec(3), "job-1", 1, {}, clock);
+  StartAll(tracker);
+  ASSERT_TRUE(tracker.Exited("worker", 1, {1, 0}, "").ok());
+  EXPECT_EQ(tracker.state(), AttemptState::kFailed);
+  EXPECT_NE(tracker.message().find("worker[1] failed: exit code 1"), std::string::npos) << tracker.message();
+  EXPECT_EQ(tracker.TasksToStop(), (std::vector<int>{0, 2}));
+  EXPECT_TRUE(tracker.TasksToStop().empty()) << "each task is stopped once";
+  ASSERT_TRUE(tracker.Exited("worker", 0, {143, 15}, "").ok());
+  tracker.ContainerEnded("c0", {0, 0});
+  tracker.ContainerEnded("c1", {0, 0});
+  tracker.ContainerEnded("c2", {0, 15});
+  EXPECT_TRUE(tracker.Done());
+  EXPECT_EQ(tracker.tasks()[0].state, TaskState::kKilled);
+  EXPECT_EQ(tracker.tasks()[1].state, TaskState::kFailed);
+  EXPECT_EQ(tracker.tasks()[2].state, TaskState::kKilled);
+}
+
+TEST(AttemptTracker, ToleratedFailuresDoNotFailTheAttempt) {
+  FakeClock clock;
+  JobSpec spec = Spec(2);
+  spec.roles[0].tolerate_failure = true;
+  AttemptTracker tracker(spec, "job-1", 1, {}, clock);
+  StartAll(tracker);
+  ASSERT_TRUE(tracker.Exited("worker", 0, {1, 0}, "").ok());
+  ASSERT_TRUE(tracker.Exited("worker", 1, {0, 0}, "").ok());
+  EXPECT_EQ(tracker.state(), AttemptState::kSucceeded);
+}
+
+TEST(AttemptTracker, ServicesAreStoppedOnceWorkersFinish) {
+  FakeClock clock;
+  AttemptTracker tracker(Spec(1, 2), "job-1", 1, {}, clock);
+  StartAll(tracker);
+  ASSERT_TRUE(tracker.Exited("worker", 0, {0, 0}, "").ok());
+  EXPECT_EQ(tracker.state(), AttemptState::kSucceeded);
+  EXPECT_EQ(tracker.TasksToStop(), (std::vector<int>{1, 2}));
+  ASSERT_TRUE(tracker.Exited("ps", 0, {143, 15}, "").ok());
+  EXPECT_EQ(tracker.Find("ps", 0)->state, TaskState::kKilled);
+  EXPECT_EQ(tracker.state(), AttemptState::kSucceeded);
+}
+
+TEST(AttemptTracker, SilentTasksAreLostAfterTheHeartbeatTimeout) {
+  FakeClock clock;
+  AttemptTracker tracker(Spec(2), "job-1", 1, {}, clock);
+  StartAll(tracker);
+  clock.Advance(6'000);
+  ASSERT_TRUE(tracker.Heartbeat("worker", 0, 0.5).ok());
+  clock.Advance(6'000);
+  tracker.Tick();
+  EXPECT_EQ(tracker.Find("worker", 0)->state, TaskState::kRunning);
+  EXPECT_EQ(tracker.Find("worker", 0)->progress, 0.5);
+  EXPECT_EQ(tracker.Find("worker", 1)->state, TaskState::kLost);
+  EXPECT_EQ(tracker.state(), AttemptState::kFailed);
+  EXPECT_NE(tracker.message().find("worker[1] was lost: no heartbeat"), std::string::npos) << tracker.message();
+  auto keep_going = tracker.Heartbeat("worker", 0, 0.6);
+  ASSERT_TRUE(keep_going.ok());
+  EXPECT_FALSE(*keep_going) << "once the attempt failed, heartbeats are told to stop";
+}
+
+TEST(AttemptTracker, ContainersThatNeverRegisterTimeOut) {
+  FakeClock clock;
+  AttemptTracker tracker(Spec(1), "job-1", 1, {}, clock);
+  tracker.Launched(0, "c0");
+  clock.Advance(19'000);
+  tracker.Tick();
+  EXPECT_EQ(tracker.state(), AttemptState::kStarting);
+  clock.Advance(2'000);
+  tracker.Tick();
+  EXPECT_EQ(tracker.state(), AttemptState::kFailed);
+  EXPECT_NE(tracker.message().find("did not register"), std::string::npos);
+}
+
+TEST(AttemptTracker, JobTimeoutAndKill) {
+  FakeClock clock;
+  JobSpec spec = Spec(1);
+  spec.timeouts.job_ms = 5'000;
+  AttemptTracker timed(spec, "job-1", 1, {}, clock);
+  StartAll(timed);
+  clock.Advance(4'000);
+  ASSERT_TRUE(timed.Heartbeat("worker", 0, 0.1).ok());
+  clock.Advance(2'000);
+  timed.Tick();
+  EXPECT_EQ(timed.state(), AttemptState::kFailed);
+  EXPECT_NE(timed.message().find("timeouts.job"), std::string::npos);
+
+  AttemptTracker killed(Spec(2), "job-1", 1, {}, clock);
+  killed.Launched(0, "c0");
+  killed.Kill("killed by the user");
+  EXPECT_EQ(killed.state(), AttemptState::kKilled);
+  EXPECT_EQ(killed.tasks()[1].state, TaskState::kKilled) << "never-launched tasks end too";
+  EXPECT_EQ(killed.TasksToStop(), std::vector<int>{0});
+  killed.ContainerEnded("c0", {0, 15});
+  EXPECT_TRUE(killed.Done());
+  EXPECT_EQ(killed.tasks()[0].state, TaskState::kKilled);
+}
+
+TEST(AttemptTracker, AContainerThatDiesFailsItsTask) {
+  FakeClock clock;
+  AttemptTracker tracker(Spec(2), "job-1", 1, {{0}, {1}}, clock);
+  StartAll(tracker);
+  EXPECT_EQ(tracker.Cluster("").tasks[1].gpus, std::vector<int>{1});
+  tracker.ContainerEnded("c1", {137, 9});
+  EXPECT_EQ(tracker.state(), AttemptState::kFailed);
+  EXPECT_NE(tracker.message().find("container ended"), std::string::npos);
+  EXPECT_FALSE(tracker.Register("worker", 7, "h", {1}).ok());
+}
+
+TEST(TaskState, Moves) {
+  EXPECT_TRUE(CanMove(TaskState::kPending, TaskState::kLaunching));
+  EXPECT_FALSE(CanMove(TaskState::kPending, TaskState::kRunning));
+  EXPECT_FALSE(CanMove(TaskState::kSucceeded, TaskState::kFailed));
+  EXPECT_TRUE(CanMove(TaskState::kRegistered, TaskState::kLost));
+  EXPECT_FALSE(CanMove(TaskState::kRegistered, TaskState::kSucceeded));
+  EXPECT_EQ(ParseJobState("QUEUED"), JobState::kQueued);
+  EXPECT_EQ(ParseJobState("nope"), std::nullopt);
+}
+
+}  // namespace
+}  // namespace shoal
