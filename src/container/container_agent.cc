@@ -1,0 +1,184 @@
+#include "container/container_agent.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <thread>
+
+#include "common/log.h"
+#include "container/output_capture.h"
+#include "container/port_reservation.h"
+#include "container/progress_line.h"
+#include "master/am_protocol.h"
+
+namespace shoal {
+namespace {
+
+void SleepMillis(int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }
+
+}  // namespace
+
+ContainerAgent::ContainerAgent(ContainerOptions options, ProcessLauncher& processes, const Clock& clock)
+    : options_(std::move(options)), processes_(processes), clock_(clock), am_("http://" + options_.am_addr, 10'000) {}
+
+Json ContainerAgent::TaskBody() const { return Json{{"role", options_.role}, {"index", options_.index}}; }
+
+Result<Json> ContainerAgent::WaitForCluster() {
+  std::string path = std::string(am_protocol::kCluster) + "?role=" + UrlEncode(options_.role) +
+                     "&index=" + std::to_string(options_.index) + "&wait_ms=5000";
+  int64_t give_up = clock_.NowMillis() + options_.register_timeout_ms;
+  while (!stop_requested_) {
+    auto reply = am_.Get(path, 15'000);
+    if (reply.ok() && reply->value("ready", false)) return reply;
+    if (!reply.ok() && reply.status().code() != StatusCode::kUnavailable &&
+        reply.status().code() != StatusCode::kTimeout) {
+      return reply.status();
+    }
+    if (clock_.NowMillis() > give_up) return Timeout("the other tasks did not register in time");
+    if (!reply.ok()) SleepMillis(100);
+  }
+  return Aborted("stopped before the program started");
+}
+
+int ContainerAgent::Run() {
+  PortReservation ports;
+  if (Status s = ports.Reserve(options_.ports); !s.ok()) {
+    LogError(s.ToString());
+    ReportExit({127, 0}, s.message());
+    return 0;
+  }
+  Json body = TaskBody();
+  body["host"] = options_.host;
+  body["ports"] = ports.ports();
+  body["pid"] = getpid();
+  int64_t give_up = clock_.NowMillis() + options_.register_timeout_ms;
+  while (true) {
+    auto reply = am_.Post(am_protocol::kRegister, body);
+    if (reply.ok()) break;
+    if (reply.status().code() != StatusCode::kUnavailable || clock_.NowMillis() > give_up || stop_requested_) {
+      LogError("cannot register with the AM at " + options_.am_addr + ": " + reply.status().ToString());
+      return 1;
+    }
+    SleepMillis(100);
+  }
+
+  auto cluster = WaitForCluster();
+  if (!cluster.ok()) {
+    LogError("not starting the program: " + cluster.status().ToString());
+    return cluster.status().code() == StatusCode::kAborted ? 0 : 1;
+  }
+  auto env = CurrentEnvironment();
+  for (const auto& [key, value] : (*cluster)["env"].items()) env[key] = value.get<std::string>();
+  std::string command = (*cluster)["command"].get<std::string>();
+  std::string workdir = (*cluster)["workdir"].get<std::string>();
+  int heartbeat_ms = (*cluster).value("heartbeat_ms", 1000);
+
+  int log_fd = open(options_.log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (log_fd < 0) LogError("cannot open the task log " + options_.log_path);
+  int out_pipe[2], err_pipe[2];
+  if (pipe2(out_pipe, O_CLOEXEC) != 0 || pipe2(err_pipe, O_CLOEXEC) != 0) {
+    ReportExit({127, 0}, "cannot create pipes for the program's output");
+    return 0;
+  }
+  ports.Release();
+  auto pid = processes_.Spawn({.argv = {"/bin/sh", "-c", command},
+                               .env = env,
+                               .cwd = workdir,
+                               .new_process_group = true,
+                               .parent_death_signal = SIGKILL,
+                               .stdout_fd = out_pipe[1],
+                               .stderr_fd = err_pipe[1]});
+  close(out_pipe[1]);
+  close(err_pipe[1]);
+  if (!pid.ok()) {
+    close(out_pipe[0]);
+    close(err_pipe[0]);
+    if (log_fd >= 0) close(log_fd);
+    ReportExit({127, 0}, pid.status().message());
+    return 0;
+  }
+  (void)am_.Post(am_protocol::kStarted, [&] {
+    Json started = TaskBody();
+    started["pid"] = *pid;
+    return started;
+  }());
+  int code = Supervise(*pid, out_pipe[0], err_pipe[0], log_fd, heartbeat_ms);
+  if (log_fd >= 0) close(log_fd);
+  return code;
+}
+
+int ContainerAgent::Supervise(pid_t pid, int stdout_fd, int stderr_fd, int log_fd, int heartbeat_ms) {
+  double progress = 0;
+  bool progress_changed = false;
+  std::string last_error_line;
+  OutputCapture capture(stdout_fd, stderr_fd, log_fd, [&](std::string_view line) {
+    if (auto value = ParseProgressLine(line)) {
+      progress_changed = progress_changed || *value != progress;
+      progress = *value;
+    } else if (line.find_first_not_of(" \t\r") != std::string_view::npos) {
+      last_error_line.assign(line.substr(0, 300));
+    }
+  });
+  int64_t next_heartbeat = clock_.NowMillis() + heartbeat_ms;
+  int64_t last_progress_report = 0;
+  int64_t kill_at = 0;
+  int64_t am_silent_since = 0;
+  std::optional<ExitInfo> exit;
+  while (!exit) {
+    (void)capture.Pump(capture.open() ? 50 : 0);
+    if (!capture.open()) SleepMillis(20);
+    exit = processes_.TryWait(pid);
+    if (exit) break;
+    int64_t now = clock_.NowMillis();
+    bool progress_due = progress_changed && now - last_progress_report >= 250;
+    if (now >= next_heartbeat || progress_due) {
+      Json beat = TaskBody();
+      beat["progress"] = progress;
+      auto reply = am_.Post(am_protocol::kHeartbeat, beat, 5000);
+      next_heartbeat = now + heartbeat_ms;
+      if (progress_due) {
+        progress_changed = false;
+        last_progress_report = now;
+      }
+      if (reply.ok()) {
+        am_silent_since = 0;
+        if (!reply->value("keep_running", true)) stop_requested_ = true;
+      } else if (reply.status().code() == StatusCode::kAborted || reply.status().code() == StatusCode::kNotFound) {
+        stop_requested_ = true;
+      } else if (am_silent_since == 0) {
+        am_silent_since = now;
+      } else if (now - am_silent_since > 60'000) {
+        LogError("the AM has not answered for a minute; stopping the program");
+        stop_requested_ = true;
+      }
+    }
+    if (stop_requested_ && kill_at == 0) {
+      processes_.SignalGroup(pid, SIGTERM);
+      kill_at = now + options_.stop_grace_ms;
+    }
+    if (kill_at != 0 && now >= kill_at) processes_.SignalGroup(pid, SIGKILL);
+  }
+  capture.Drain();
+  processes_.SignalGroup(pid, SIGKILL);  // anything the program left behind in its group
+  std::string message = exit->success() ? "" : exit->Describe();
+  if (!exit->success() && !last_error_line.empty()) message += ": " + last_error_line;
+  ReportExit(*exit, message);
+  return 0;
+}
+
+void ContainerAgent::ReportExit(const ExitInfo& exit, const std::string& message) {
+  Json body = TaskBody();
+  body["exit_code"] = exit.exit_code;
+  body["signal"] = exit.signal;
+  body["message"] = message;
+  for (int attempt = 0; attempt < 50; ++attempt) {
+    auto reply = am_.Post(am_protocol::kExited, body, 5000);
+    if (reply.ok() || reply.status().code() != StatusCode::kUnavailable) return;
+    SleepMillis(100);
+  }
+  LogError("could not report the program's end to the AM");
+}
+
+}  // namespace shoal

@@ -1,0 +1,57 @@
+// ContainerAgent: `shoal container`, one per task. It reserves the task's ports,
+// registers with the AM, waits for the cluster description, starts the user program
+// with the environment contract (docs/environment.md), captures its output into the task
+// log, reports progress in heartbeats, and reports how the program ended.
+//
+// Contract:
+//  - The user program runs in a process group of its own and dies with the agent
+//    (PR_SET_PDEATHSIG). Stopping (an AM order, SIGTERM to the agent) sends the group
+//    SIGTERM, then SIGKILL after the grace period; when the program exits, whatever it
+//    left in its group is killed too.
+//  - Run() returns the agent's exit code: 0 when it reported the program's end (whatever
+//    that was), 1 when it could not reach the AM.
+// Thread-safety: Run() on one thread; RequestStop() from any thread.
+#pragma once
+
+#include <atomic>
+#include <string>
+
+#include "common/clock.h"
+#include "common/http_client.h"
+#include "common/process.h"
+
+namespace shoal {
+
+struct ContainerOptions {
+  std::string am_addr;
+  std::string job_id;
+  int attempt = 1;
+  std::string role;
+  int index = 0;
+  std::string log_path;
+  std::string host = "127.0.0.1";
+  int ports = 1;
+  int register_timeout_ms = 120'000;
+  int stop_grace_ms = 3000;
+};
+
+class ContainerAgent {
+ public:
+  ContainerAgent(ContainerOptions options, ProcessLauncher& processes, const Clock& clock);
+  int Run();
+  void RequestStop() { stop_requested_ = true; }
+
+ private:
+  Json TaskBody() const;
+  Result<Json> WaitForCluster();
+  int Supervise(pid_t pid, int stdout_fd, int stderr_fd, int log_fd, int heartbeat_ms);
+  void ReportExit(const ExitInfo& exit, const std::string& message);
+
+  ContainerOptions options_;
+  ProcessLauncher& processes_;
+  const Clock& clock_;
+  HttpJsonClient am_;
+  std::atomic<bool> stop_requested_{false};
+};
+
+}  // namespace shoal

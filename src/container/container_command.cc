@@ -1,0 +1,43 @@
+#include "container/container_command.h"
+
+#include <signal.h>
+
+#include <CLI/CLI.hpp>
+#include <thread>
+
+#include "common/log.h"
+#include "container/container_agent.h"
+
+namespace shoal {
+
+int ContainerCommand(int argc, char** argv) {
+  CLI::App app{"The container agent of one task. The application master starts it; users do not."};
+  ContainerOptions options;
+  app.add_option("--am", options.am_addr, "the AM's host:port")->required();
+  app.add_option("--job", options.job_id, "the job id")->required();
+  app.add_option("--attempt", options.attempt, "the attempt number")->required();
+  app.add_option("--role", options.role, "the task's role")->required();
+  app.add_option("--index", options.index, "the task's index in its role")->required();
+  app.add_option("--log", options.log_path, "the task's log file")->required();
+  app.add_option("--host", options.host, "the address other tasks reach this one on");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  SetLogComponent("container " + options.role + "[" + std::to_string(options.index) + "]");
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+  ContainerAgent agent(options, RealProcessLauncher::Instance(), SystemClock::Instance());
+  std::thread([&agent, signals] {
+    int sig = 0;
+    if (sigwait(&signals, &sig) == 0) agent.RequestStop();
+  }).detach();
+  std::_Exit(agent.Run());
+}
+
+}  // namespace shoal

@@ -1,0 +1,75 @@
+#include "container/output_capture.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace shoal {
+namespace {
+
+std::string ReadAll(const std::string& path) {
+  std::string text;
+  int fd = open(path.c_str(), O_RDONLY);
+  char buf[4096];
+  ssize_t n;
+  while ((n = read(fd, buf, sizeof buf)) > 0) text.append(buf, n);
+  close(fd);
+  return text;
+}
+
+TEST(OutputCapture, CopiesBothStreamsAndSplitsStderrLines) {
+  int out[2], err[2];
+  ASSERT_EQ(pipe(out), 0);
+  ASSERT_EQ(pipe(err), 0);
+  char path[] = "/tmp/shoal-capture-XXXXXX";
+  int log = mkstemp(path);
+  std::vector<std::string> lines;
+  {
+    OutputCapture capture(out[0], err[0], log, [&](std::string_view line) { lines.emplace_back(line); });
+    ASSERT_EQ(write(out[1], "hello\n", 6), 6);
+    ASSERT_EQ(write(err[1], "reporter progress:0.5\nhalf", 26), 26);
+    ASSERT_TRUE(capture.Pump(100).ok());
+    ASSERT_TRUE(capture.Pump(100).ok());
+    ASSERT_EQ(write(err[1], " a line\n", 8), 8);
+    close(out[1]);
+    close(err[1]);
+    while (capture.open()) ASSERT_TRUE(capture.Pump(100).ok());
+    capture.Drain();
+  }
+  EXPECT_EQ(lines, (std::vector<std::string>{"reporter progress:0.5", "half a line"}));
+  std::string logged = ReadAll(path);
+  EXPECT_NE(logged.find("hello\n"), std::string::npos);
+  EXPECT_NE(logged.find("half a line\n"), std::string::npos);
+  close(log);
+  unlink(path);
+}
+
+TEST(OutputCapture, CutsOverlongLinesSoMemoryStaysBounded) {
+  int out[2], err[2];
+  ASSERT_EQ(pipe(out), 0);
+  ASSERT_EQ(pipe(err), 0);
+  close(out[1]);
+  size_t longest = 0;
+  size_t total = 0;
+  OutputCapture capture(out[0], err[0], -1, [&](std::string_view line) {
+    longest = std::max(longest, line.size());
+    total += line.size();
+  });
+  std::string chunk(8192, 'x');
+  for (int i = 0; i < 40; ++i) {  // 320 KiB without a newline
+    ASSERT_EQ(write(err[1], chunk.data(), chunk.size()), static_cast<ssize_t>(chunk.size()));
+    ASSERT_TRUE(capture.Pump(100).ok());
+  }
+  close(err[1]);
+  while (capture.open()) ASSERT_TRUE(capture.Pump(100).ok());
+  capture.Drain();
+  EXPECT_LE(longest, OutputCapture::kMaxLine);
+  EXPECT_EQ(total, 40u * 8192u);
+}
+
+}  // namespace
+}  // namespace shoal

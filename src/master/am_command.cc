@@ -1,0 +1,50 @@
+#include "master/am_command.h"
+
+#include <signal.h>
+
+#include <CLI/CLI.hpp>
+#include <thread>
+
+#include "backend/local/local_backend.h"
+#include "common/log.h"
+#include "master/application_master.h"
+
+namespace shoal {
+
+int AmCommand(int argc, char** argv) {
+  CLI::App app{"The application master of one job attempt. Backends start it; users do not."};
+  AmOptions options;
+  std::string backend = "local";
+  app.add_option("--server", options.server_url, "the Shoal server's URL")->required();
+  app.add_option("--job", options.job_id, "the job id")->required();
+  app.add_option("--attempt", options.attempt, "the attempt number")->required();
+  app.add_option("--dir", options.attempt_dir, "the attempt's directory (logs)")->required();
+  app.add_option("--backend", backend, "the backend whose containers to start")->check(CLI::IsMember({"local"}));
+  app.add_option("--bind", options.bind_host, "the address containers reach the AM on");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  SetLogComponent("am " + options.job_id + "/" + std::to_string(options.attempt));
+  options.shoal_executable = SelfExecutable();
+
+  // SIGTERM (shoal kill) and SIGINT end the attempt KILLED; a thread waits for them.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  LocalContainerLauncher launcher(RealProcessLauncher::Instance());
+  ApplicationMaster am(options, launcher, SystemClock::Instance());
+  std::thread([&am, signals] {
+    int sig = 0;
+    if (sigwait(&signals, &sig) == 0) am.RequestKill("killed by the user");
+  }).detach();
+  int code = am.Run();
+  std::_Exit(code);  // the signal thread is parked in sigwait; leave without joining it
+}
+
+}  // namespace shoal

@@ -1,0 +1,22 @@
+// The container-to-AM protocol: paths and message fields, shared by both sides so they
+// cannot drift apart. Every message is a JSON object over HTTP.
+//
+//   POST /am/v1/register   {role, index, host, ports: [int], pid}          -> {}
+//   GET  /am/v1/cluster?role=R&index=I&wait_ms=N
+//        200 {ready: true, env: {...}, command, workdir, heartbeat_ms}
+//        200 {ready: false} when not every task has registered within wait_ms
+//   POST /am/v1/started    {role, index, pid}                              -> {}
+//   POST /am/v1/heartbeat  {role, index, progress}                         -> {keep_running: bool}
+//   POST /am/v1/exited     {role, index, exit_code, signal, message}       -> {}
+// An error reply (410 Aborted) tells the container the attempt is over: it must stop.
+#pragma once
+
+namespace shoal::am_protocol {
+
+inline constexpr const char* kRegister = "/am/v1/register";
+inline constexpr const char* kCluster = "/am/v1/cluster";
+inline constexpr const char* kStarted = "/am/v1/started";
+inline constexpr const char* kHeartbeat = "/am/v1/heartbeat";
+inline constexpr const char* kExited = "/am/v1/exited";
+
+}  // namespace shoal::am_protocol

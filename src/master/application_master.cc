@@ -1,0 +1,214 @@
+#include "master/application_master.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <thread>
+
+#include "common/http_server.h"
+#include "common/log.h"
+#include "master/am_protocol.h"
+#include "runtime/framework.h"
+
+namespace shoal {
+namespace {
+
+std::string AttemptPath(const AmOptions& o) {
+  return "/internal/v1/jobs/" + o.job_id + "/attempts/" + std::to_string(o.attempt);
+}
+
+// Reads {role, index} from a request body or query.
+struct TaskRef {
+  std::string role;
+  int index = 0;
+};
+
+Result<TaskRef> TaskFromBody(const Json& body) {
+  if (!body.contains("role") || !body["role"].is_string() || !body.contains("index") ||
+      !body["index"].is_number_integer()) {
+    return InvalidArgument("the message must name its task with \"role\" (text) and \"index\" (integer)");
+  }
+  return TaskRef{body["role"].get<std::string>(), body["index"].get<int>()};
+}
+
+}  // namespace
+
+ApplicationMaster::ApplicationMaster(AmOptions options, ContainerLauncher& launcher, const Clock& clock)
+    : options_(std::move(options)), launcher_(launcher), clock_(clock), server_(options_.server_url, 5000) {}
+
+ApplicationMaster::~ApplicationMaster() { http_.stop(); }
+
+void ApplicationMaster::RequestKill(const std::string& reason) {
+  {
+    std::lock_guard lock(mutex_);
+    kill_reason_ = reason;
+  }
+  kill_requested_ = true;
+  changed_.notify_all();
+}
+
+Status ApplicationMaster::FetchAttempt() {
+  ASSIGN_OR_RETURN(Json attempt, server_.Get(AttemptPath(options_)));
+  spec_ = JobSpecFromJson(attempt.at("spec"));
+  task_gpus_ = attempt.value("task_gpus", std::vector<std::vector<int>>{});
+  tracker_ = std::make_unique<AttemptTracker>(spec_, options_.job_id, options_.attempt, task_gpus_, clock_);
+  return Status::Ok();
+}
+
+Result<Json> ApplicationMaster::HandleCluster(const httplib::Request& req) {
+  TaskRef ref{req.get_param_value("role"), std::atoi(req.get_param_value("index").c_str())};
+  int wait_ms = std::clamp(std::atoi(req.get_param_value("wait_ms").c_str()), 0, 30'000);
+  std::unique_lock lock(mutex_);
+  const TaskStatus* task = tracker_->Find(ref.role, ref.index);
+  if (!task) return NotFound("this attempt has no task " + ref.role + "[" + std::to_string(ref.index) + "]");
+  changed_.wait_for(lock, std::chrono::milliseconds(wait_ms),
+                    [&] { return tracker_->AllRegistered() || IsFinal(tracker_->state()); });
+  if (IsFinal(tracker_->state())) return Aborted("the attempt has ended (" + tracker_->message() + ")");
+  if (!tracker_->AllRegistered()) return Json{{"ready", false}};
+  ClusterView cluster = tracker_->Cluster(am_addr_);
+  const TaskEndpoint* self = cluster.Find(ref.role, ref.index);
+  const RoleSpec* role = spec_.FindRole(ref.role);
+  EnvMap env = spec_.env;
+  for (const auto& [k, v] : role->env) env[k] = v;
+  for (const auto& [k, v] : FindFramework(spec_.framework)->TaskEnvironment(spec_, cluster, *self)) env[k] = v;
+  return Json{{"ready", true},
+              {"env", env},
+              {"command", role->command},
+              {"workdir", spec_.workdir},
+              {"heartbeat_ms", options_.heartbeat_interval_ms}};
+}
+
+void ApplicationMaster::InstallRoutes() {
+  using namespace am_protocol;
+  auto with_task = [this](auto action) {
+    return RouteJson([this, action](const httplib::Request& req) -> Result<Json> {
+      ASSIGN_OR_RETURN(Json body, ParseBody(req));
+      ASSIGN_OR_RETURN(TaskRef ref, TaskFromBody(body));
+      Result<Json> result = [&] {
+        std::lock_guard lock(mutex_);
+        return action(ref, body);
+      }();
+      changed_.notify_all();
+      return result;
+    });
+  };
+  http_.Post(kRegister, with_task([this](const TaskRef& ref, const Json& body) -> Result<Json> {
+    std::vector<int> ports = body.value("ports", std::vector<int>{});
+    RETURN_IF_ERROR(tracker_->Register(ref.role, ref.index, body.value("host", "127.0.0.1"), ports));
+    return Json::object();
+  }));
+  http_.Post(kStarted, with_task([this](const TaskRef& ref, const Json& body) -> Result<Json> {
+    RETURN_IF_ERROR(tracker_->Started(ref.role, ref.index, body.value("pid", 0)));
+    return Json::object();
+  }));
+  http_.Post(kHeartbeat, with_task([this](const TaskRef& ref, const Json& body) -> Result<Json> {
+    ASSIGN_OR_RETURN(bool keep_running, tracker_->Heartbeat(ref.role, ref.index, body.value("progress", -1.0)));
+    return Json{{"keep_running", keep_running}};
+  }));
+  http_.Post(kExited, with_task([this](const TaskRef& ref, const Json& body) -> Result<Json> {
+    ExitInfo exit{body.value("exit_code", 255), body.value("signal", 0)};
+    RETURN_IF_ERROR(tracker_->Exited(ref.role, ref.index, exit, body.value("message", "")));
+    return Json::object();
+  }));
+  http_.Get(kCluster, RouteJson([this](const httplib::Request& req) { return HandleCluster(req); }));
+}
+
+Status ApplicationMaster::StartServer() {
+  InstallRoutes();
+  size_t threads = static_cast<size_t>(spec_.TotalTasks()) + 8;
+  http_.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  ASSIGN_OR_RETURN(int port, BindServer(http_, options_.bind_host, 0));
+  am_addr_ = options_.bind_host + ":" + std::to_string(port);
+  std::thread([this] { http_.listen_after_bind(); }).detach();
+  return Status::Ok();
+}
+
+void ApplicationMaster::LaunchContainers() {
+  auto env = CurrentEnvironment();
+  for (const TaskStatus& task : std::vector<TaskStatus>(tracker_->tasks())) {
+    std::string base = options_.attempt_dir + "/" + task.role + "-" + std::to_string(task.index);
+    ContainerLaunch launch{options_.job_id,
+                           options_.attempt,
+                           task.role,
+                           task.index,
+                           {options_.shoal_executable, "container", "--am", am_addr_, "--job", options_.job_id,
+                            "--attempt", std::to_string(options_.attempt), "--role", task.role, "--index",
+                            std::to_string(task.index), "--log", base + ".log"},
+                           env,
+                           options_.attempt_dir,
+                           base + ".agent.log"};
+    auto id = launcher_.Launch(launch);
+    std::lock_guard lock(mutex_);
+    if (id.ok()) tracker_->Launched(task.rank, *id);
+    else tracker_->LaunchFailed(task.rank, id.status().message());
+  }
+}
+
+void ApplicationMaster::Report(bool final_report) {
+  Json body;
+  {
+    std::lock_guard lock(mutex_);
+    body = tracker_->Snapshot();
+  }
+  body["am_addr"] = am_addr_;
+  body["final"] = final_report;
+  int64_t version = body["version"].get<int64_t>();
+  int64_t give_up = clock_.NowMillis() + (final_report ? 30'000 : 0);
+  while (true) {
+    auto reply = server_.Post(AttemptPath(options_) + "/report", body);
+    if (reply.ok()) {
+      reported_version_ = version;
+      return;
+    }
+    if (clock_.NowMillis() >= give_up) {
+      LogError("cannot report to the server: " + reply.status().ToString());
+      return;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+}
+
+void ApplicationMaster::Loop() {
+  bool kill_applied = false;
+  while (true) {
+    bool done;
+    int64_t version;
+    {
+      std::unique_lock lock(mutex_);
+      if (kill_requested_ && !kill_applied) {
+        tracker_->Kill(kill_reason_);
+        kill_applied = true;
+      }
+      for (const auto& [container_id, exit] : launcher_.Poll()) tracker_->ContainerEnded(container_id, exit);
+      tracker_->Tick();
+      for (int rank : tracker_->TasksToStop()) launcher_.Stop(tracker_->tasks()[rank].container_id, options_.stop_grace_ms);
+      done = tracker_->Done();
+      version = tracker_->version();
+    }
+    changed_.notify_all();
+    if (version != reported_version_ || done) Report(done);
+    if (done) return;
+    std::unique_lock lock(mutex_);
+    changed_.wait_for(lock, std::chrono::milliseconds(20));
+  }
+}
+
+int ApplicationMaster::Run() {
+  if (Status s = FetchAttempt(); !s.ok()) {
+    LogError("cannot fetch the attempt from the server: " + s.ToString());
+    return 2;
+  }
+  if (Status s = StartServer(); !s.ok()) {
+    LogError(s.ToString());
+    return 1;
+  }
+  LogInfo("attempt " + std::to_string(options_.attempt) + " of " + options_.job_id + ": serving containers at " + am_addr_);
+  Report(false);
+  LaunchContainers();
+  Loop();
+  std::lock_guard lock(mutex_);
+  LogInfo("attempt ended " + std::string(Name(tracker_->state())) + ": " + tracker_->message());
+  return tracker_->state() == AttemptState::kSucceeded ? 0 : 1;
+}
+
+}  // namespace shoal

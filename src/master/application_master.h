@@ -1,0 +1,72 @@
+// ApplicationMaster: runs one job attempt. It fetches the attempt from the server,
+// launches one container per task through the backend's ContainerLauncher, serves the
+// container protocol (am_protocol.h), builds the cluster description once every task
+// has registered, applies the failure policy, and reports the attempt to the server.
+//
+// Contract:
+//  - Run() returns the process exit code once the attempt is over and every container
+//    has ended; the final report has reached the server (or the server stayed
+//    unreachable for the report timeout).
+//  - RequestKill() may be called from a signal-watching thread: the attempt ends KILLED.
+// Thread-safety: HTTP handlers and the loop share the tracker under one mutex.
+#pragma once
+
+#include <httplib.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "backend/cluster_backend.h"
+#include "common/clock.h"
+#include "common/http_client.h"
+#include "master/attempt_tracker.h"
+
+namespace shoal {
+
+struct AmOptions {
+  std::string server_url;
+  std::string job_id;
+  int attempt = 1;
+  std::string attempt_dir;
+  std::string bind_host = "127.0.0.1";
+  std::string shoal_executable;
+  int heartbeat_interval_ms = 1000;
+  int stop_grace_ms = 5000;
+};
+
+class ApplicationMaster {
+ public:
+  ApplicationMaster(AmOptions options, ContainerLauncher& launcher, const Clock& clock);
+  ~ApplicationMaster();
+  int Run();
+  void RequestKill(const std::string& reason);
+
+ private:
+  Status FetchAttempt();
+  Status StartServer();
+  void LaunchContainers();
+  void Loop();
+  void Report(bool final_report);
+  void InstallRoutes();
+  Result<Json> HandleCluster(const httplib::Request& req);
+
+  AmOptions options_;
+  ContainerLauncher& launcher_;
+  const Clock& clock_;
+  HttpJsonClient server_;
+  JobSpec spec_;
+  std::vector<std::vector<int>> task_gpus_;
+  std::unique_ptr<AttemptTracker> tracker_;
+  httplib::Server http_;
+  std::string am_addr_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::atomic<bool> kill_requested_{false};
+  std::string kill_reason_;
+  int64_t reported_version_ = 0;
+};
+
+}  // namespace shoal
