@@ -45,6 +45,8 @@ class ClusterBackend {
   virtual Result<AttemptHandle> StartAttempt(const AttemptLaunch& launch) = 0;
   virtual std::optional<ExitInfo> PollAttempt(const AttemptHandle& handle) = 0;
   virtual void KillAttempt(const AttemptLaunch& launch, const AttemptHandle& handle) = 0;
+  // Ends whatever of an attempt outlived its AM; called after every attempt.
+  virtual void CleanUpAttempt(const AttemptLaunch& launch) = 0;
   // Whether an attempt left running by a previous server process is still alive.
   virtual bool AttemptAlive(const AttemptHandle& handle) const = 0;
 };

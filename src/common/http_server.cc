@@ -6,7 +6,7 @@ namespace shoal {
 
 void ReplyJson(httplib::Response& res, const Json& body, int status) {
   res.status = status;
-  res.set_content(body.dump(), "application/json");
+  res.set_content(body.dump(-1, ' ', false, Json::error_handler_t::replace), "application/json");
 }
 
 void ReplyError(httplib::Response& res, const Status& status) {

@@ -105,6 +105,10 @@ void LocalBackend::KillAttempt(const AttemptLaunch& launch, const AttemptHandle&
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   processes_.SignalGroup(pid, SIGKILL);
+  CleanUpAttempt(launch);
+}
+
+void LocalBackend::CleanUpAttempt(const AttemptLaunch& launch) {
   KillProcessesWithEnvironment({"SHOAL_JOB_ID=" + launch.job_id, "SHOAL_ATTEMPT=" + std::to_string(launch.attempt)});
 }
 

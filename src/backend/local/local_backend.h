@@ -34,6 +34,7 @@ class LocalBackend final : public ClusterBackend {
   std::optional<ExitInfo> PollAttempt(const AttemptHandle& handle) override;
   void KillAttempt(const AttemptLaunch& launch, const AttemptHandle& handle) override;
   bool AttemptAlive(const AttemptHandle& handle) const override;
+  void CleanUpAttempt(const AttemptLaunch& launch) override;
 
  private:
   ClusterCapacity capacity_;

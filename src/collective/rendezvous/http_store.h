@@ -10,6 +10,8 @@
 // Thread-safety: thread-safe; each call opens its own HTTP connection.
 #pragma once
 
+#include <memory>
+
 #include "collective/rendezvous/store.h"
 
 namespace shoal::collective {

@@ -66,7 +66,7 @@ Status Context::Block(Deadline deadline) {
   fd_owner_.clear();
   for (auto& p : pairs_) {
     if (!p) continue;
-    size_t n = p->AddPollFds(&fds_);
+    size_t n = p->PreparePoll(&fds_);
     fd_owner_.insert(fd_owner_.end(), n, p.get());
   }
   auto left = std::chrono::duration_cast<std::chrono::microseconds>(deadline - Clock::now()).count();

@@ -10,6 +10,8 @@ namespace {
 
 constexpr char kGoodbye = 'G';
 constexpr char kAbort = 'A';
+// Upper bound for SO_RCVLOWAT: well below any receive buffer we run with.
+constexpr size_t kMaxLowWatermark = 128 << 10;
 
 }  // namespace
 
@@ -84,16 +86,22 @@ Status Pair::Drain(int fd, bool is_send, Stream* stream, bool* progressed) {
   return Status::Ok();
 }
 
-size_t Pair::AddPollFds(std::vector<pollfd>* fds) const {
+size_t Pair::PreparePoll(std::vector<pollfd>* fds) {
   size_t added = 0;
   if (!control_eof_ && control_.valid()) {
     fds->push_back(pollfd{control_.get(), POLLIN, 0});
     ++added;
   }
-  for (const auto& s : data_) {
+  for (auto& s : data_) {
     short events = 0;
     if (!s.send.queue.empty()) events |= POLLOUT;
-    if (!s.recv.queue.empty()) events |= POLLIN;
+    if (!s.recv.queue.empty()) {
+      events |= POLLIN;
+      const int want = static_cast<int>(std::min<size_t>(s.recv.queue.front().left, kMaxLowWatermark));
+      if (want > 0 && want != s.rcvlowat &&
+          setsockopt(s.fd.get(), SOL_SOCKET, SO_RCVLOWAT, &want, sizeof(want)) == 0)
+        s.rcvlowat = want;
+    }
     if (events) {
       fds->push_back(pollfd{s.fd.get(), events, 0});
       ++added;

@@ -37,8 +37,10 @@ class Pair {
 
   // Non-blocking I/O on every data socket with queued work.
   Status Progress(bool* progressed);
-  // Appends the fds to poll; control first. Returns how many were appended.
-  size_t AddPollFds(std::vector<pollfd>* fds) const;
+  // Appends the fds to poll; control first. Returns how many were appended. Sets
+  // each reading socket's SO_RCVLOWAT to what its next receive still needs (capped),
+  // so a sleeping rank is woken once per chunk, not once per packet.
+  size_t PreparePoll(std::vector<pollfd>* fds);
   // Reads what arrived on the control socket; kAborted if the peer died or aborted.
   Status ReadControl();
   // "recv 4096 bytes" style summary of queued work, for timeout messages.
@@ -61,6 +63,7 @@ class Pair {
     Fd fd;
     Stream send;
     Stream recv;
+    int rcvlowat = 1;  // the kernel's default
   };
 
   uint64_t Post(Stream Socket::*stream, char* data, size_t bytes);

@@ -1,0 +1,28 @@
+#include "collective/allreduce.h"
+
+#include "collective/recursive_doubling.h"
+#include "collective/ring.h"
+
+namespace shoal::collective {
+
+Status Allreduce(Communicator& comm, void* data, size_t count, DataType type, ReduceOp op,
+                 AllreduceAlgorithm algorithm) {
+  const size_t bytes = count * ElementSize(type);
+  return comm.Run("allreduce", bytes, [&]() -> Status {
+    if (comm.size() == 1 || count == 0) return Status::Ok();
+    if (algorithm == AllreduceAlgorithm::kAuto) {
+      bool small = bytes <= comm.options().small_allreduce_bytes || count < static_cast<size_t>(comm.size());
+      algorithm = small ? AllreduceAlgorithm::kRecursiveDoubling : AllreduceAlgorithm::kRing;
+    }
+    if (algorithm == AllreduceAlgorithm::kRecursiveDoubling)
+      return RecursiveDoublingAllreduce(comm, data, count, type, op);
+    RingPlan plan;
+    plan.data = static_cast<char*>(data);
+    plan.type = type;
+    plan.op = op;
+    plan.offsets = BalancedOffsets(count, comm.size());
+    return RunRing(comm, plan);
+  });
+}
+
+}  // namespace shoal::collective

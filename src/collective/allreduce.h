@@ -1,0 +1,29 @@
+// Allreduce: every rank ends with the element-wise reduction of all ranks' buffers.
+//
+// Algorithm choice (by bytes = count * element size, options in communicator.h):
+//   bytes <= small_allreduce_bytes, or fewer elements than ranks:
+//       recursive doubling (ceil(log2 n) rounds of whole-buffer exchange).
+//   otherwise: the chunked, pipelined ring (reduce-scatter then allgather).
+// Contract: in place on `data` (count elements of `type`). Every rank gets
+// bitwise-identical results. See communicator.h for timeouts and failure.
+// Thread-safety: one thread per communicator.
+#pragma once
+
+#include <span>
+
+#include "collective/communicator.h"
+
+namespace shoal::collective {
+
+enum class AllreduceAlgorithm { kAuto, kRing, kRecursiveDoubling };
+
+Status Allreduce(Communicator& comm, void* data, size_t count, DataType type, ReduceOp op,
+                 AllreduceAlgorithm algorithm = AllreduceAlgorithm::kAuto);
+
+template <typename T>
+Status Allreduce(Communicator& comm, std::span<T> data, ReduceOp op,
+                 AllreduceAlgorithm algorithm = AllreduceAlgorithm::kAuto) {
+  return Allreduce(comm, data.data(), data.size(), DataTypeOf<T>::value, op, algorithm);
+}
+
+}  // namespace shoal::collective

@@ -1,0 +1,139 @@
+// The error model over the in-process transport: a dead rank, a silent rank and a
+// broken communicator must produce errors within the timeout, never a hang, and a
+// rebuilt communicator must work again.
+#include <gtest/gtest.h>
+
+#include <span>
+
+#include "collective/allreduce.h"
+#include "collective/barrier.h"
+#include "collective/collective_test_util.h"
+
+namespace shoal::collective {
+namespace {
+
+using std::chrono::milliseconds;
+
+// Runs `size` ranks, each calling body(rank, comm) on its own thread.
+void RunOnDevice(transport::inproc::Device& device, int size, const Options& options,
+                 const std::function<void(int, Communicator&)>& body) {
+  MemoryStore store;
+  std::vector<std::thread> threads;
+  for (int r = 0; r < size; ++r) {
+    threads.emplace_back([&, r] {
+      auto comm = Communicator::Create(device, store, r, size, options);
+      ASSERT_TRUE(comm.ok()) << comm.status().ToString();
+      body(r, **comm);
+    });
+  }
+  for (auto& t : threads) t.join();
+}
+
+TEST(FailureTest, KilledRankMidAllreduceFailsEveryoneWithinTimeoutAndNamesIt) {
+  const int n = 4;
+  Options options;
+  options.timeout = milliseconds(3000);
+  options.chunk_bytes = 4096;
+  transport::inproc::Device device(n);
+  std::atomic<int> done_iterations{0};
+  std::vector<Status> errors(n);
+  std::vector<double> seconds_after_kill(n, -1);
+  std::atomic<int64_t> killed_at_ns{0};
+  std::thread killer([&] {
+    while (done_iterations.load() < 8) std::this_thread::yield();
+    killed_at_ns = Clock::now().time_since_epoch().count();
+    device.Kill(2);
+  });
+  RunOnDevice(device, n, options, [&](int r, Communicator& comm) {
+    std::vector<float> data(1 << 18, 1.0f);
+    while (true) {
+      Status s = Allreduce(comm, std::span<float>(data), ReduceOp::kMax);
+      if (!s.ok()) {
+        errors[r] = s;
+        auto now = Clock::now().time_since_epoch().count();
+        seconds_after_kill[r] = (now - killed_at_ns.load()) / 1e9;
+        return;
+      }
+      done_iterations++;
+    }
+  });
+  killer.join();
+  for (int r = 0; r < n; ++r) {
+    if (r == 2) continue;
+    EXPECT_EQ(errors[r].code(), StatusCode::kAborted) << errors[r].ToString();
+    EXPECT_NE(errors[r].message().find("rank 2"), std::string::npos) << errors[r].ToString();
+    EXPECT_LT(seconds_after_kill[r], 3.0) << "rank " << r;
+  }
+}
+
+TEST(FailureTest, SilentRankTimesOutAndLaterCallersFailFast) {
+  const int n = 3;
+  Options options;
+  options.timeout = milliseconds(300);
+  transport::inproc::Device device(n);
+  std::vector<Status> errors(n);
+  std::vector<double> seconds(n);
+  RunOnDevice(device, n, options, [&](int r, Communicator& comm) {
+    if (r == 2) std::this_thread::sleep_for(milliseconds(800));  // misses the deadline
+    int64_t x = r;
+    auto start = Clock::now();
+    errors[r] = Allreduce(comm, &x, 1, DataType::kInt64, ReduceOp::kSum);
+    seconds[r] = std::chrono::duration<double>(Clock::now() - start).count();
+    // Whatever happened, the communicator is now unusable until rebuilt: the late
+    // rank may even have completed (its peer's data was already buffered), but its
+    // next call fails at once.
+    if (errors[r].ok()) errors[r] = Barrier(comm);
+    seconds[r] = std::chrono::duration<double>(Clock::now() - start).count();
+    Status again = Barrier(comm);
+    EXPECT_EQ(again.code(), StatusCode::kFailedPrecondition) << again.ToString();
+  });
+  // Rank 1 exchanges with rank 2 in recursive doubling: it must time out naming it.
+  EXPECT_EQ(errors[1].code(), StatusCode::kTimeout) << errors[1].ToString();
+  EXPECT_NE(errors[1].message().find("rank 2"), std::string::npos) << errors[1].ToString();
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_FALSE(errors[r].ok());
+    EXPECT_LT(seconds[r], 0.3 + 0.5) << errors[r].ToString();
+  }
+  // The late rank finds its peers gone and fails at once instead of waiting.
+  EXPECT_EQ(errors[2].code(), StatusCode::kAborted) << errors[2].ToString();
+  EXPECT_LT(seconds[2], 0.25) << errors[2].ToString();
+}
+
+TEST(FailureTest, RebuildAfterFailureWorks) {
+  const int n = 3;
+  Options options;
+  options.timeout = milliseconds(2000);
+  transport::inproc::Device attempt1(n);
+  RunOnDevice(attempt1, n, options, [&](int r, Communicator& comm) {
+    if (r == 0) {
+      attempt1.Kill(0);
+      return;
+    }
+    int32_t x = 1;
+    EXPECT_FALSE(Allreduce(comm, &x, 1, DataType::kInt32, ReduceOp::kSum).ok());
+  });
+  transport::inproc::Device attempt2(n);
+  RunOnDevice(attempt2, n, options, [&](int r, Communicator& comm) {
+    int32_t x = r + 1;
+    Status s = Allreduce(comm, &x, 1, DataType::kInt32, ReduceOp::kSum);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    EXPECT_EQ(x, 6);
+  });
+}
+
+TEST(FailureTest, ClosedPeerIsNotAFailureUntilDataIsMissing) {
+  // Rank 0 leaves right after its last operation; the others finish normally.
+  transport::inproc::Device device(3);
+  RunOnDevice(device, 3, Options{}, [&](int r, Communicator& comm) {
+    int32_t x = 1;
+    ASSERT_TRUE(Allreduce(comm, &x, 1, DataType::kInt32, ReduceOp::kSum).ok());
+    if (r == 0) {
+      comm.Close();
+      return;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  });
+}
+
+}  // namespace
+}  // namespace shoal::collective

@@ -1,0 +1,205 @@
+// Multi-process tests of the TCP transport: ranks are fork()ed processes that meet
+// through a FileStore, as real workers on one machine would.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <span>
+
+#include "collective/allgather.h"
+#include "collective/allreduce.h"
+#include "collective/barrier.h"
+#include "collective/broadcast.h"
+#include "collective/collective_test_util.h"
+#include "collective/reduce_scatter.h"
+#include "collective/rendezvous/file_store.h"
+#include "collective/rendezvous/prefix_store.h"
+#include "collective/transport/tcp/device.h"
+
+namespace shoal::collective {
+namespace {
+
+using std::chrono::milliseconds;
+using testing::Input;
+using testing::SerialReduce;
+
+class TcpTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("shoal-tcp-test-" + std::to_string(getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  // Forks a process running body(); its Status becomes the exit code (0 ok, 3 error)
+  // and its message is left in "<dir>/<name>.err".
+  pid_t Spawn(const std::string& name, const std::function<Status()>& body) {
+    pid_t pid = fork();
+    if (pid != 0) return pid;
+    Status s = body();
+    if (!s.ok()) std::ofstream(dir_ / (name + ".err")) << s.ToString();
+    _exit(s.ok() ? 0 : 3);
+  }
+  std::string ErrorOf(const std::string& name) {
+    std::ifstream in(dir_ / (name + ".err"));
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }
+  static int ExitCode(pid_t pid) {
+    int status = 0;
+    waitpid(pid, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+  Result<std::unique_ptr<Communicator>> Join(const std::string& attempt, int rank, int size, Options options,
+                                             int connections = 1) {
+    FileStore files(dir_.string());
+    PrefixStore store(attempt, files);
+    transport::tcp::Options tcp;
+    tcp.connections_per_pair = connections;
+    transport::tcp::Device device(tcp);
+    return Communicator::Create(device, store, rank, size, options);
+  }
+
+  std::filesystem::path dir_;
+};
+
+Status Expect(bool ok, const std::string& what) { return ok ? Status::Ok() : Internal("wrong result: " + what); }
+
+// Every operation once, over real sockets, checked against serial results.
+Status AllOperations(Communicator& comm) {
+  const int n = comm.size(), r = comm.rank();
+  for (size_t count : {size_t{0}, size_t{1}, size_t{1237}, size_t{(5u << 20) / 4 + 3}}) {
+    for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kAverage, ReduceOp::kMin}) {
+      auto data = Input<float>(r, count);
+      RETURN_IF_ERROR(Allreduce(comm, std::span<float>(data), op));
+      RETURN_IF_ERROR(Expect(data == SerialReduce<float>(n, count, op), "allreduce float32 " + std::to_string(count)));
+    }
+    auto ints = Input<int64_t>(r, count);
+    RETURN_IF_ERROR(Allreduce(comm, std::span<int64_t>(ints), ReduceOp::kMax, AllreduceAlgorithm::kRecursiveDoubling));
+    RETURN_IF_ERROR(Expect(ints == SerialReduce<int64_t>(n, count, ReduceOp::kMax), "allreduce int64"));
+  }
+  const size_t block = 100003;
+  auto in = Input<int32_t>(r, block * n);
+  std::vector<int32_t> out(block);
+  RETURN_IF_ERROR(ReduceScatter(comm, in.data(), out.data(), block, DataType::kInt32, ReduceOp::kSum));
+  auto full = SerialReduce<int32_t>(n, block * n, ReduceOp::kSum);
+  RETURN_IF_ERROR(Expect(std::equal(out.begin(), out.end(), full.begin() + block * r), "reduce_scatter"));
+  std::vector<int32_t> gathered(block * n);
+  RETURN_IF_ERROR(Allgather(comm, out.data(), gathered.data(), block, DataType::kInt32));
+  for (size_t i = 0; i < gathered.size(); ++i)
+    if (gathered[i] != full[i]) return Internal("allgather mismatch at " + std::to_string(i) + ": " + std::to_string(gathered[i]) + " vs " + std::to_string(full[i]));
+  auto bcast = r == n - 1 ? Input<double>(9, 300001) : std::vector<double>(300001);
+  RETURN_IF_ERROR(Broadcast(comm, bcast.data(), bcast.size(), DataType::kFloat64, n - 1));
+  RETURN_IF_ERROR(Expect(bcast == Input<double>(9, 300001), "broadcast"));
+  return Barrier(comm);
+}
+
+TEST_F(TcpTest, EveryOperationAcrossProcesses) {
+  for (int n : {2, 3, 4}) {
+    for (int connections : {1, 3}) {
+      const std::string attempt = "n" + std::to_string(n) + "c" + std::to_string(connections);
+      std::vector<pid_t> pids;
+      for (int r = 0; r < n; ++r) {
+        pids.push_back(Spawn(attempt + "-" + std::to_string(r), [&, r] {
+          Options options;
+          options.timeout = milliseconds(20000);
+          ASSIGN_OR_RETURN(auto comm, Join(attempt, r, n, options, connections));
+          return AllOperations(*comm);
+        }));
+      }
+      for (int r = 0; r < n; ++r)
+        EXPECT_EQ(ExitCode(pids[r]), 0) << attempt << " rank " << r << ": " << ErrorOf(attempt + "-" + std::to_string(r));
+    }
+  }
+}
+
+// Kills one rank with SIGKILL while all are inside large allreduces: the others must
+// fail within the timeout with an error naming it, then rebuild without it.
+TEST_F(TcpTest, KilledRankMidAllreduceIsNamedWithinTimeoutAndSurvivorsRebuild) {
+  const int n = 4, victim = 2;
+  const auto timeout = milliseconds(4000);
+  std::vector<pid_t> pids;
+  for (int r = 0; r < n; ++r) {
+    pids.push_back(Spawn("rank" + std::to_string(r), [&, r]() -> Status {
+      Options options;
+      options.timeout = timeout;
+      ASSIGN_OR_RETURN(auto comm, Join("attempt-1", r, n, options));
+      std::vector<float> data(4 << 20, 1.0f);  // 16 MiB: each call takes a while
+      std::ofstream(dir_ / ("started" + std::to_string(r))) << "1";
+      Status failure;
+      while (failure.ok()) failure = Allreduce(*comm, std::span<float>(data), ReduceOp::kSum);
+      auto failed_at = Clock::now();
+      std::ofstream(dir_ / ("failure" + std::to_string(r))) << failure.ToString();
+      comm.reset();
+      // Next attempt: the survivors, renumbered, under a fresh prefix.
+      const int new_rank = r < victim ? r : r - 1;
+      ASSIGN_OR_RETURN(auto again, Join("attempt-2", new_rank, n - 1, options));
+      int64_t x = new_rank + 1;
+      RETURN_IF_ERROR(Allreduce(*again, &x, 1, DataType::kInt64, ReduceOp::kSum));
+      RETURN_IF_ERROR(Expect(x == 6, "rebuilt allreduce"));
+      // Report how long failure detection took, measured from the kill.
+      std::ofstream(dir_ / ("failed_at" + std::to_string(r))) << failed_at.time_since_epoch().count();
+      return Status::Ok();
+    }));
+  }
+  for (int r = 0; r < n; ++r)
+    while (!std::filesystem::exists(dir_ / ("started" + std::to_string(r)))) usleep(1000);
+  usleep(200 * 1000);  // well inside the allreduce loop
+  const auto killed_at = Clock::now();
+  kill(pids[victim], SIGKILL);
+  EXPECT_EQ(ExitCode(pids[victim]), 128 + SIGKILL);
+  for (int r = 0; r < n; ++r) {
+    if (r == victim) continue;
+    EXPECT_EQ(ExitCode(pids[r]), 0) << "rank " << r << ": " << ErrorOf("rank" + std::to_string(r));
+    std::ifstream failure(dir_ / ("failure" + std::to_string(r)));
+    std::string message(std::istreambuf_iterator<char>(failure), {});
+    EXPECT_NE(message.find("rank 2"), std::string::npos) << message;
+    int64_t failed_at = 0;
+    std::ifstream(dir_ / ("failed_at" + std::to_string(r))) >> failed_at;
+    double seconds = (failed_at - killed_at.time_since_epoch().count()) / 1e9;
+    EXPECT_LT(seconds, std::chrono::duration<double>(timeout).count()) << "rank " << r << ": " << message;
+  }
+}
+
+// A rank that hangs (SIGSTOP) is not detected by the kernel: the others must give
+// up at the timeout.
+TEST_F(TcpTest, HungRankTimesOut) {
+  const int n = 3, victim = 1;
+  const auto timeout = milliseconds(1000);
+  std::vector<pid_t> pids;
+  for (int r = 0; r < n; ++r) {
+    pids.push_back(Spawn("rank" + std::to_string(r), [&, r]() -> Status {
+      Options options;
+      options.timeout = timeout;
+      ASSIGN_OR_RETURN(auto comm, Join("attempt-1", r, n, options));
+      std::ofstream(dir_ / ("started" + std::to_string(r))) << "1";
+      std::vector<double> data(1 << 20, 2.0);
+      Status failure;
+      while (failure.ok()) failure = Allreduce(*comm, std::span<double>(data), ReduceOp::kSum);
+      return failure;
+    }));
+  }
+  for (int r = 0; r < n; ++r)
+    while (!std::filesystem::exists(dir_ / ("started" + std::to_string(r)))) usleep(1000);
+  usleep(100 * 1000);
+  const auto stopped_at = Clock::now();
+  kill(pids[victim], SIGSTOP);
+  for (int r = 0; r < n; ++r) {
+    if (r == victim) continue;
+    EXPECT_EQ(ExitCode(pids[r]), 3);
+    double seconds = std::chrono::duration<double>(Clock::now() - stopped_at).count();
+    EXPECT_LT(seconds, 1.0 + 1.5) << ErrorOf("rank" + std::to_string(r));
+    EXPECT_NE(ErrorOf("rank" + std::to_string(r)).find("rank 1"), std::string::npos)
+        << ErrorOf("rank" + std::to_string(r));
+  }
+  kill(pids[victim], SIGKILL);
+  ExitCode(pids[victim]);
+}
+
+}  // namespace
+}  // namespace shoal::collective

@@ -1,0 +1,20 @@
+#include "common/paths.h"
+
+#include <pwd.h>
+#include <unistd.h>
+
+#include <cstdlib>
+
+namespace shoal {
+
+std::string ShoalHome() {
+  if (const char* home = std::getenv("SHOAL_HOME"); home && *home) return home;
+  const char* user_home = std::getenv("HOME");
+  if (!user_home || !*user_home) {
+    passwd* pw = getpwuid(getuid());
+    user_home = pw ? pw->pw_dir : "/tmp";
+  }
+  return std::string(user_home) + "/.shoal";
+}
+
+}  // namespace shoal

@@ -1,0 +1,14 @@
+// Paths: where Shoal keeps its state on this machine.
+//  - ShoalHome(): $SHOAL_HOME, else ~/.shoal. It holds the job history (shoal.db), the
+//    running server's address (server.json), its log, and the jobs' logs (jobs/).
+// Thread-safety: pure functions of the environment.
+#pragma once
+
+#include <string>
+
+namespace shoal {
+
+std::string ShoalHome();
+inline std::string ServerInfoPath(const std::string& home) { return home + "/server.json"; }
+
+}  // namespace shoal

@@ -1,0 +1,24 @@
+// The REST API: JSON over HTTP, the one interface of the CLI, the web UI and the tests.
+// docs/api.md documents every route. Handlers are adapters: they read parameters,
+// call the JobManager, and turn Status into 4xx/5xx replies; no handler can crash the
+// server (RouteJson catches malformed values).
+// Thread-safety: handlers run on the server's thread pool; the JobManager is thread-safe.
+#pragma once
+
+#include <httplib.h>
+
+#include <functional>
+
+#include "server/job_manager.h"
+
+namespace shoal {
+
+struct ApiContext {
+  JobManager& jobs;
+  std::string backend_name;
+  std::function<void()> shutdown;  // asks the server to stop
+};
+
+void InstallApi(httplib::Server& http, ApiContext context);
+
+}  // namespace shoal

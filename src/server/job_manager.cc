@@ -1,0 +1,345 @@
+#include "server/job_manager.h"
+
+#include <algorithm>
+
+#include "common/files.h"
+#include "common/log.h"
+#include "runtime/framework.h"
+
+namespace shoal {
+
+JobManager::JobManager(JobStore& store, ClusterBackend& backend, const Clock& clock, std::string server_url,
+                       std::string home)
+    : store_(store), backend_(backend), clock_(clock), server_url_(std::move(server_url)), home_(std::move(home)) {
+  ClusterCapacity capacity = backend_.Capacity();
+  free_ = capacity.total;
+  for (int i = 0; i < capacity.total.gpus; ++i) free_gpus_.insert(i);
+}
+
+JobManager::~JobManager() { Stop(); }
+
+AttemptLaunch JobManager::LaunchFor(const JobRecord& job) const {
+  const AttemptRecord& attempt = job.attempts.back();
+  return AttemptLaunch{job.id, attempt.number, server_url_, attempt.dir};
+}
+
+Status JobManager::Start() {
+  ASSIGN_OR_RETURN(std::vector<JobRecord> unfinished, store_.LoadUnfinished());
+  std::lock_guard lock(mutex_);
+  for (JobRecord& job : unfinished) {
+    std::string id = job.id;
+    live_[id] = std::move(job);
+    JobRecord& record = live_[id];
+    if (record.state == JobState::kQueued) {
+      queue_.push_back(id);
+      continue;
+    }
+    AttemptHandle handle{record.attempts.empty() ? "0" : record.attempts.back().backend_id};
+    if (!record.attempts.empty() && !handle.backend_id.empty() && backend_.AttemptAlive(handle)) {
+      // Re-attach: the AM keeps reporting to the same URL; its resources stay taken.
+      handles_[id] = handle;
+      Resources total;
+      for (const auto& role : record.spec.roles) total += role.resources * role.instances;
+      Admission admission{id, total, record.attempts.back().task_gpus};
+      for (const auto& gpus : admission.task_gpus) {
+        for (int gpu : gpus) free_gpus_.erase(gpu);
+      }
+      free_ -= total;
+      reserved_[id] = admission;
+      LogInfo("re-attached " + id + " (attempt " + std::to_string(record.attempts.back().number) + ")");
+    } else {
+      if (!record.attempts.empty()) {
+        record.attempts.back().message = "lost: the application master was gone when the server restarted";
+      }
+      EndAttempt(record, ExitInfo{255, 0});
+    }
+  }
+  scheduler_ = std::thread([this] { SchedulerLoop(); });
+  return Status::Ok();
+}
+
+void JobManager::Stop() {
+  {
+    std::lock_guard lock(mutex_);
+    if (stopping_) return;
+    stopping_ = true;
+  }
+  changed_.notify_all();
+  if (scheduler_.joinable()) scheduler_.join();
+  std::unique_lock lock(mutex_);
+  changed_.wait(lock, [this] { return background_running_ == 0; });
+}
+
+void JobManager::RunInBackground(std::function<void()> work) {
+  ++background_running_;
+  std::thread([this, work = std::move(work)] {
+    work();
+    std::lock_guard lock(mutex_);
+    --background_running_;
+    changed_.notify_all();
+  }).detach();
+}
+
+JobRecord* JobManager::FindLive(const std::string& id) {
+  int64_t seq = JobSeqFromId(id);
+  if (seq <= 0) return nullptr;
+  auto it = live_.find(JobIdFor(seq));
+  return it == live_.end() ? nullptr : &it->second;
+}
+
+void JobManager::Changed(JobRecord& job) {
+  ++job.version;
+  if (Status s = store_.Update(job); !s.ok()) LogError(s.ToString());
+  changed_.notify_all();
+}
+
+Result<std::string> JobManager::Submit(JobSpec spec) {
+  std::vector<SpecIssue> issues = CheckFits(spec, backend_.Capacity());
+  if (const FrameworkAdapter* framework = FindFramework(spec.framework)) {
+    auto more = framework->Validate(spec);
+    issues.insert(issues.end(), more.begin(), more.end());
+  }
+  RETURN_IF_ERROR(FormatIssues(issues, SourceMap("job spec")));
+  JobRecord job;
+  job.spec = std::move(spec);
+  job.created_ms = clock_.WallMillis();
+  std::lock_guard lock(mutex_);
+  if (stopping_) return Unavailable("the server is shutting down");
+  RETURN_IF_ERROR(store_.Insert(job));
+  std::string id = job.id;
+  live_[id] = std::move(job);
+  queue_.push_back(id);
+  changed_.notify_all();
+  return id;
+}
+
+Result<Json> JobManager::Kill(const std::string& id) {
+  std::lock_guard lock(mutex_);
+  JobRecord* job = FindLive(id);
+  if (!job) {
+    ASSIGN_OR_RETURN(auto stored, store_.Load(JobSeqFromId(id)));
+    if (!stored) return NotFound("no job '" + id + "'; `shoal list` shows the jobs");
+    return stored->Summary();  // already finished: nothing to kill
+  }
+  if (IsFinal(job->state) || job->kill_requested) return job->Summary();
+  job->kill_requested = true;
+  if (job->state == JobState::kQueued) {
+    std::erase(queue_, job->id);
+    job->state = JobState::kKilled;
+    job->message = "killed by the user while queued";
+    job->finished_ms = clock_.WallMillis();
+  } else if (auto it = handles_.find(job->id); it != handles_.end()) {
+    job->message = "killing";
+    AttemptLaunch launch = LaunchFor(*job);
+    AttemptHandle handle = it->second;
+    RunInBackground([this, launch, handle] { backend_.KillAttempt(launch, handle); });
+  }
+  Changed(*job);
+  return job->Summary();
+}
+
+Result<Json> JobManager::Get(const std::string& id, int64_t wait_version, int wait_ms) {
+  std::unique_lock lock(mutex_);
+  JobRecord* job = FindLive(id);
+  if (!job) {
+    lock.unlock();
+    int64_t seq = JobSeqFromId(id);
+    if (seq <= 0) return NotFound("'" + id + "' is not a job id; job ids look like job-12");
+    ASSIGN_OR_RETURN(auto stored, store_.Load(seq));
+    if (!stored) return NotFound("no job '" + id + "'; `shoal list` shows the jobs");
+    return stored->Detail();
+  }
+  if (wait_version > 0) {
+    std::string key = job->id;
+    changed_.wait_for(lock, std::chrono::milliseconds(std::clamp(wait_ms, 0, 60'000)), [&] {
+      auto it = live_.find(key);
+      return stopping_ || it == live_.end() || it->second.version > wait_version;
+    });
+    job = FindLive(key);
+    if (!job) return NotFound("job '" + id + "' is gone");
+  }
+  return job->Detail();
+}
+
+Result<Json> JobManager::List(const JobFilter& filter) {
+  ASSIGN_OR_RETURN(auto listed, store_.List(filter));
+  return Json{{"jobs", listed.first}, {"total", listed.second}, {"limit", filter.limit}, {"offset", filter.offset}};
+}
+
+Json JobManager::ClusterInfo() {
+  ClusterCapacity capacity = backend_.Capacity();
+  auto resources = [](const Resources& r) {
+    return Json{{"cpus", r.cpus}, {"memory_bytes", r.memory_bytes}, {"gpus", r.gpus}};
+  };
+  std::lock_guard lock(mutex_);
+  return Json{{"backend", backend_.name()},
+              {"total", resources(capacity.total)},
+              {"largest_node", resources(capacity.largest)},
+              {"free", resources(free_)},
+              {"queued", queue_.size()},
+              {"running", handles_.size()}};
+}
+
+Result<Json> JobManager::AttemptForAm(const std::string& id, int attempt) {
+  std::lock_guard lock(mutex_);
+  JobRecord* job = FindLive(id);
+  if (!job || job->attempts.empty() || job->attempts.back().number != attempt) {
+    return NotFound("job '" + id + "' has no running attempt " + std::to_string(attempt));
+  }
+  return Json{{"spec", ToJson(job->spec)}, {"task_gpus", job->attempts.back().task_gpus}};
+}
+
+Status JobManager::Report(const std::string& id, int attempt_number, const Json& report) {
+  std::lock_guard lock(mutex_);
+  JobRecord* job = FindLive(id);
+  if (!job || job->attempts.empty() || job->attempts.back().number != attempt_number) {
+    return NotFound("job '" + id + "' has no attempt " + std::to_string(attempt_number) + " running");
+  }
+  AttemptRecord& attempt = job->attempts.back();
+  if (!report.contains("tasks") || !report["tasks"].is_array()) return InvalidArgument("a report needs \"tasks\"");
+  attempt.tasks = report["tasks"];
+  attempt.state = report.value("state", attempt.state);
+  attempt.message = report.value("message", attempt.message);
+  attempt.am_addr = report.value("am_addr", attempt.am_addr);
+  attempt.final_reported = attempt.final_reported || report.value("final", false);
+  double sum = 0;
+  int workers = 0;
+  for (const Json& task : attempt.tasks) {
+    if (task.value("service", false)) continue;
+    sum += task.value("progress", 0.0);
+    ++workers;
+  }
+  job->progress = workers ? sum / workers : 0;
+  if (!job->kill_requested) job->message = attempt.message;
+  Changed(*job);
+  return Status::Ok();
+}
+
+Result<std::string> JobManager::LogPath(const std::string& id, int attempt, const std::string& role, int index) {
+  ASSIGN_OR_RETURN(Json detail, Get(id, 0, 0));
+  const Json& attempts = detail["attempts"];
+  if (attempts.empty()) return NotFound("job '" + id + "' has not started yet: no logs");
+  if (attempt <= 0) attempt = static_cast<int>(attempts.size());
+  if (attempt > static_cast<int>(attempts.size())) {
+    return NotFound("job '" + id + "' has " + std::to_string(attempts.size()) + " attempt(s), not " + std::to_string(attempt));
+  }
+  JobSpec spec = JobSpecFromJson(detail["spec"]);
+  const RoleSpec* r = spec.FindRole(role);
+  if (!r) return NotFound("job '" + id + "' has no role '" + role + "'");
+  if (index < 0 || index >= r->instances) {
+    return NotFound("role '" + role + "' has tasks 0 to " + std::to_string(r->instances - 1) + ", not " + std::to_string(index));
+  }
+  return attempts[attempt - 1].value("dir", "") + "/" + role + "-" + std::to_string(index) + ".log";
+}
+
+void JobManager::Release(const std::string& id) {
+  auto it = reserved_.find(id);
+  if (it == reserved_.end()) return;
+  free_ += it->second.total;
+  for (const auto& gpus : it->second.task_gpus) free_gpus_.insert(gpus.begin(), gpus.end());
+  reserved_.erase(it);
+}
+
+void JobManager::EndAttempt(JobRecord& job, const ExitInfo& am_exit) {
+  AttemptRecord& attempt = job.attempts.back();
+  bool reported_end = attempt.final_reported &&
+                      (attempt.state == "SUCCEEDED" || attempt.state == "FAILED" || attempt.state == "KILLED");
+  if (!reported_end) {
+    if (job.kill_requested) {
+      attempt.state = "KILLED";
+      attempt.message = "killed by the user";
+    } else {
+      attempt.state = "FAILED";
+      if (!attempt.message.starts_with("lost:")) {
+        attempt.message = "the application master ended (" + am_exit.Describe() +
+                          ") before the attempt finished; see " + attempt.dir + "/am.log";
+      }
+    }
+  }
+  attempt.finished_ms = clock_.WallMillis();
+  handles_.erase(job.id);
+  Release(job.id);
+  job.message = attempt.message;
+  if (attempt.state == "SUCCEEDED") {
+    job.state = JobState::kSucceeded;
+    job.progress = 1.0;
+  } else if (job.kill_requested || attempt.state == "KILLED") {
+    job.state = JobState::kKilled;
+    job.message = attempt.message.empty() ? "killed" : attempt.message;
+  } else if (static_cast<int>(job.attempts.size()) < job.spec.max_attempts) {
+    job.state = JobState::kQueued;
+    job.message = "attempt " + std::to_string(attempt.number) + " failed (" + attempt.message + "); retrying";
+    queue_.push_front(job.id);
+  } else {
+    job.state = JobState::kFailed;
+  }
+  if (IsFinal(job.state)) job.finished_ms = clock_.WallMillis();
+  AttemptLaunch launch = LaunchFor(job);
+  // Sweep anything of the attempt that outlived its AM (a user process that left its group).
+  RunInBackground([this, launch] { backend_.CleanUpAttempt(launch); });
+  Changed(job);
+}
+
+void JobManager::CheckAttempts() {
+  std::vector<std::pair<std::string, ExitInfo>> ended;
+  for (const auto& [id, handle] : handles_) {
+    if (auto exit = backend_.PollAttempt(handle)) ended.emplace_back(id, *exit);
+  }
+  for (const auto& [id, exit] : ended) EndAttempt(live_[id], exit);
+}
+
+void JobManager::AdmitQueued() {
+  if (queue_.empty()) return;
+  std::vector<QueuedJob> queued;
+  for (const auto& id : queue_) {
+    const JobRecord& job = live_[id];
+    QueuedJob q{id, {}};
+    for (const auto& role : job.spec.roles) {
+      for (int i = 0; i < role.instances; ++i) q.tasks.push_back(role.resources);
+    }
+    queued.push_back(std::move(q));
+  }
+  for (Admission& admission : AdmitFifo(queued, FreeCapacity{free_, free_gpus_})) {
+    JobRecord& job = live_[admission.job_id];
+    queue_.pop_front();
+    AttemptRecord attempt;
+    attempt.number = static_cast<int>(job.attempts.size()) + 1;
+    attempt.started_ms = clock_.WallMillis();
+    attempt.dir = home_ + "/jobs/" + job.id + "/attempt-" + std::to_string(attempt.number);
+    attempt.task_gpus = admission.task_gpus;
+    job.attempts.push_back(attempt);
+    job.state = JobState::kRunning;
+    job.progress = 0;
+    if (job.started_ms == 0) job.started_ms = attempt.started_ms;
+    auto handle = backend_.StartAttempt(LaunchFor(job));
+    if (!handle.ok()) {
+      job.attempts.back().state = "FAILED";
+      job.attempts.back().message = handle.status().message();
+      job.attempts.back().final_reported = true;
+      job.state = JobState::kFailed;
+      job.message = handle.status().message();
+      job.finished_ms = clock_.WallMillis();
+      Changed(job);
+      continue;
+    }
+    job.attempts.back().backend_id = handle->backend_id;
+    handles_[job.id] = *handle;
+    free_ -= admission.total;
+    for (const auto& gpus : admission.task_gpus) {
+      for (int gpu : gpus) free_gpus_.erase(gpu);
+    }
+    reserved_[job.id] = std::move(admission);
+    Changed(job);
+  }
+}
+
+void JobManager::SchedulerLoop() {
+  std::unique_lock lock(mutex_);
+  while (!stopping_) {
+    CheckAttempts();
+    AdmitQueued();
+    changed_.wait_for(lock, std::chrono::milliseconds(20));
+  }
+}
+
+}  // namespace shoal

@@ -1,0 +1,57 @@
+// JobRecord: everything the server knows about one job, as kept in memory and stored in
+// the job history. Attempts keep the last task snapshot their AM reported.
+// Thread-safety: a value type; the JobManager guards the live ones.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/json.h"
+#include "master/task_state.h"
+#include "spec/job_spec.h"
+
+namespace shoal {
+
+struct AttemptRecord {
+  int number = 1;
+  std::string state = "STARTING";  // AttemptState name
+  std::string message;
+  int64_t started_ms = 0;
+  int64_t finished_ms = 0;
+  std::string backend_id;
+  std::string am_addr;
+  std::string dir;
+  std::vector<std::vector<int>> task_gpus;
+  Json tasks = Json::array();
+  bool final_reported = false;
+};
+
+struct JobRecord {
+  int64_t seq = 0;   // the history's row id; the job id is "job-<seq>"
+  std::string id;
+  JobSpec spec;
+  JobState state = JobState::kQueued;
+  std::string message;
+  int64_t created_ms = 0;
+  int64_t started_ms = 0;
+  int64_t finished_ms = 0;
+  double progress = 0;
+  bool kill_requested = false;
+  std::vector<AttemptRecord> attempts;
+  int64_t version = 1;  // bumped on every change; clients long-poll on it
+
+  // The short form shown in lists.
+  Json Summary() const;
+  // Everything, for `shoal status` and the job page.
+  Json Detail() const;
+};
+
+std::string JobIdFor(int64_t seq);
+// Accepts "job-12" and "12"; 0 when the text is neither.
+int64_t JobSeqFromId(const std::string& id);
+
+Json ToJson(const AttemptRecord& attempt);
+AttemptRecord AttemptFromJson(const Json& json);
+
+}  // namespace shoal

@@ -1,0 +1,169 @@
+#include "server/job_store.h"
+
+#include <sqlite3.h>
+
+namespace shoal {
+namespace {
+
+// A prepared statement that finalizes itself.
+class Statement {
+ public:
+  Statement(sqlite3* db, const std::string& sql) { sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt_, nullptr); }
+  ~Statement() { sqlite3_finalize(stmt_); }
+  bool ok() const { return stmt_ != nullptr; }
+  void Bind(int i, const std::string& text) { sqlite3_bind_text(stmt_, i, text.c_str(), -1, SQLITE_TRANSIENT); }
+  void Bind(int i, int64_t value) { sqlite3_bind_int64(stmt_, i, value); }
+  int Step() { return sqlite3_step(stmt_); }
+  std::string Text(int col) {
+    const unsigned char* text = sqlite3_column_text(stmt_, col);
+    return text ? reinterpret_cast<const char*>(text) : "";
+  }
+  int64_t Int(int col) { return sqlite3_column_int64(stmt_, col); }
+
+ private:
+  sqlite3_stmt* stmt_ = nullptr;
+};
+
+std::string DumpSafe(const Json& value) { return value.dump(-1, ' ', false, Json::error_handler_t::replace); }
+
+JobRecord FromDetail(int64_t seq, const Json& detail) {
+  JobRecord job;
+  job.seq = seq;
+  job.id = JobIdFor(seq);
+  job.spec = JobSpecFromJson(detail.at("spec"));
+  job.state = ParseJobState(detail.value("state", "FAILED")).value_or(JobState::kFailed);
+  job.message = detail.value("message", "");
+  job.created_ms = detail.value("created_ms", int64_t{0});
+  job.started_ms = detail.value("started_ms", int64_t{0});
+  job.finished_ms = detail.value("finished_ms", int64_t{0});
+  job.progress = detail.value("progress", 0.0);
+  job.version = detail.value("version", int64_t{1});
+  for (const Json& attempt : detail.value("attempts", Json::array())) job.attempts.push_back(AttemptFromJson(attempt));
+  return job;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<JobStore>> JobStore::Open(const std::string& path) {
+  sqlite3* db = nullptr;
+  if (sqlite3_open(path.c_str(), &db) != SQLITE_OK) {
+    std::string reason = db ? sqlite3_errmsg(db) : "out of memory";
+    sqlite3_close(db);
+    return Unavailable("cannot open the job history '" + path + "': " + reason);
+  }
+  std::unique_ptr<JobStore> store(new JobStore(db, path));
+  sqlite3_busy_timeout(db, 5000);
+  RETURN_IF_ERROR(store->Exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"));
+  RETURN_IF_ERROR(store->Exec(
+      "CREATE TABLE IF NOT EXISTS jobs ("
+      " seq INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL, user TEXT NOT NULL,"
+      " framework TEXT NOT NULL, state TEXT NOT NULL, created_ms INTEGER NOT NULL,"
+      " summary TEXT NOT NULL, detail TEXT NOT NULL);"
+      "CREATE INDEX IF NOT EXISTS jobs_by_state ON jobs(state, seq);"
+      "CREATE INDEX IF NOT EXISTS jobs_by_user ON jobs(user, seq);"));
+  return store;
+}
+
+JobStore::~JobStore() { sqlite3_close(db_); }
+
+Status JobStore::Exec(const std::string& sql) {
+  char* error = nullptr;
+  if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &error) != SQLITE_OK) {
+    std::string reason = error ? error : "unknown error";
+    sqlite3_free(error);
+    return Unavailable("job history '" + path_ + "': " + reason);
+  }
+  return Status::Ok();
+}
+
+Status JobStore::Error(const std::string& what) {
+  return Unavailable("job history '" + path_ + "': " + what + ": " + sqlite3_errmsg(db_));
+}
+
+Status JobStore::Insert(JobRecord& job) {
+  std::lock_guard lock(mutex_);
+  Statement insert(db_, "INSERT INTO jobs(name, user, framework, state, created_ms, summary, detail) VALUES(?,?,?,?,?,'{}','{}')");
+  if (!insert.ok()) return Error("prepare insert");
+  insert.Bind(1, job.spec.name);
+  insert.Bind(2, job.spec.user);
+  insert.Bind(3, job.spec.framework);
+  insert.Bind(4, std::string(Name(job.state)));
+  insert.Bind(5, job.created_ms);
+  if (insert.Step() != SQLITE_DONE) return Error("insert");
+  job.seq = sqlite3_last_insert_rowid(db_);
+  job.id = JobIdFor(job.seq);
+  Statement update(db_, "UPDATE jobs SET summary=?, detail=? WHERE seq=?");
+  update.Bind(1, DumpSafe(job.Summary()));
+  update.Bind(2, DumpSafe(job.Detail()));
+  update.Bind(3, job.seq);
+  if (update.Step() != SQLITE_DONE) return Error("insert");
+  return Status::Ok();
+}
+
+Status JobStore::Update(const JobRecord& job) {
+  std::lock_guard lock(mutex_);
+  Statement update(db_, "UPDATE jobs SET state=?, summary=?, detail=? WHERE seq=?");
+  if (!update.ok()) return Error("prepare update");
+  update.Bind(1, std::string(Name(job.state)));
+  update.Bind(2, DumpSafe(job.Summary()));
+  update.Bind(3, DumpSafe(job.Detail()));
+  update.Bind(4, job.seq);
+  if (update.Step() != SQLITE_DONE) return Error("update");
+  return Status::Ok();
+}
+
+Result<std::vector<JobRecord>> JobStore::LoadUnfinished() {
+  std::lock_guard lock(mutex_);
+  Statement select(db_, "SELECT seq, detail FROM jobs WHERE state IN ('QUEUED','RUNNING') ORDER BY seq");
+  if (!select.ok()) return Error("prepare load");
+  std::vector<JobRecord> jobs;
+  while (select.Step() == SQLITE_ROW) {
+    Json detail = Json::parse(select.Text(1), nullptr, false);
+    if (detail.is_discarded() || !detail.contains("spec")) continue;
+    jobs.push_back(FromDetail(select.Int(0), detail));
+  }
+  return jobs;
+}
+
+Result<std::optional<JobRecord>> JobStore::Load(int64_t seq) {
+  std::lock_guard lock(mutex_);
+  Statement select(db_, "SELECT detail FROM jobs WHERE seq=?");
+  if (!select.ok()) return Error("prepare load");
+  select.Bind(1, seq);
+  if (select.Step() != SQLITE_ROW) return std::optional<JobRecord>();
+  Json detail = Json::parse(select.Text(0), nullptr, false);
+  if (detail.is_discarded() || !detail.contains("spec")) return Internal("job history row " + std::to_string(seq) + " is damaged");
+  return std::optional<JobRecord>(FromDetail(seq, detail));
+}
+
+Result<std::pair<std::vector<Json>, int64_t>> JobStore::List(const JobFilter& filter) {
+  std::lock_guard lock(mutex_);
+  std::string where = " WHERE 1=1";
+  if (filter.state) where += " AND state=?";
+  if (filter.user) where += " AND user=?";
+  if (filter.name) where += " AND instr(name, ?) > 0";
+  auto bind = [&](Statement& s) {
+    int i = 1;
+    if (filter.state) s.Bind(i++, *filter.state);
+    if (filter.user) s.Bind(i++, *filter.user);
+    if (filter.name) s.Bind(i++, *filter.name);
+    return i;
+  };
+  Statement count(db_, "SELECT COUNT(*) FROM jobs" + where);
+  if (!count.ok()) return Error("prepare count");
+  bind(count);
+  int64_t total = count.Step() == SQLITE_ROW ? count.Int(0) : 0;
+  Statement select(db_, "SELECT summary FROM jobs" + where + " ORDER BY seq DESC LIMIT ? OFFSET ?");
+  if (!select.ok()) return Error("prepare list");
+  int next = bind(select);
+  select.Bind(next, static_cast<int64_t>(filter.limit));
+  select.Bind(next + 1, static_cast<int64_t>(filter.offset));
+  std::vector<Json> jobs;
+  while (select.Step() == SQLITE_ROW) {
+    Json summary = Json::parse(select.Text(0), nullptr, false);
+    if (!summary.is_discarded()) jobs.push_back(std::move(summary));
+  }
+  return std::make_pair(std::move(jobs), total);
+}
+
+}  // namespace shoal

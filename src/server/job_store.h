@@ -1,0 +1,54 @@
+// JobStore: the job history in SQLite. It survives server restarts; the server reloads
+// it at start and writes every change through.
+//
+// Contract:
+//  - Insert assigns the job's seq and id. Update writes the whole record.
+//  - List filters by state, user and a name substring, newest first, with limit/offset,
+//    using the table's indexes (it does not load every job).
+//  - Errors name the database file.
+// Thread-safety: one connection guarded by an internal mutex; safe from any thread.
+#pragma once
+
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "server/job_record.h"
+
+struct sqlite3;
+
+namespace shoal {
+
+struct JobFilter {
+  std::optional<std::string> state;
+  std::optional<std::string> user;
+  std::optional<std::string> name;  // substring
+  int limit = 50;
+  int offset = 0;
+};
+
+class JobStore {
+ public:
+  static Result<std::unique_ptr<JobStore>> Open(const std::string& path);
+  ~JobStore();
+
+  Status Insert(JobRecord& job);
+  Status Update(const JobRecord& job);
+  Result<std::vector<JobRecord>> LoadUnfinished();
+  Result<std::optional<JobRecord>> Load(int64_t seq);
+  // Summaries matching the filter, and how many match in all.
+  Result<std::pair<std::vector<Json>, int64_t>> List(const JobFilter& filter);
+
+ private:
+  JobStore(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
+  Status Exec(const std::string& sql);
+  Status Error(const std::string& what);
+
+  std::mutex mutex_;
+  sqlite3* db_;
+  std::string path_;
+};
+
+}  // namespace shoal

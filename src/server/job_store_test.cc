@@ -1,0 +1,62 @@
+#include "server/job_store.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+namespace shoal {
+namespace {
+
+JobRecord Job(const std::string& name, const std::string& user) {
+  JobRecord job;
+  job.spec.name = name;
+  job.spec.user = user;
+  job.spec.roles.push_back(RoleSpec{.name = "worker", .instances = 2, .command = "true"});
+  return job;
+}
+
+TEST(JobStore, PersistsAcrossReopenAndFilters) {
+  std::string path = "/tmp/shoal-store-test-" + std::to_string(getpid()) + ".db";
+  unlink(path.c_str());
+  {
+    auto store = JobStore::Open(path);
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    JobRecord a = Job("mnist", "ann"), b = Job("resnet", "bob"), c = Job("mnist-big", "ann");
+    ASSERT_TRUE((*store)->Insert(a).ok());
+    ASSERT_TRUE((*store)->Insert(b).ok());
+    ASSERT_TRUE((*store)->Insert(c).ok());
+    EXPECT_EQ(a.id, "job-1");
+    EXPECT_EQ(c.id, "job-3");
+    b.state = JobState::kSucceeded;
+    b.attempts.push_back(AttemptRecord{.number = 1, .state = "SUCCEEDED"});
+    ASSERT_TRUE((*store)->Update(b).ok());
+  }
+  auto store = JobStore::Open(path);
+  ASSERT_TRUE(store.ok());
+  auto unfinished = (*store)->LoadUnfinished();
+  ASSERT_TRUE(unfinished.ok());
+  ASSERT_EQ(unfinished->size(), 2u);
+  EXPECT_EQ((*unfinished)[0].id, "job-1");
+  EXPECT_EQ((*unfinished)[0].spec.roles[0].instances, 2);
+
+  auto loaded = (*store)->Load(2);
+  ASSERT_TRUE(loaded.ok() && loaded->has_value());
+  EXPECT_EQ((*loaded)->state, JobState::kSucceeded);
+  EXPECT_EQ((*loaded)->attempts.size(), 1u);
+
+  auto by_user = (*store)->List(JobFilter{.user = "ann"});
+  ASSERT_TRUE(by_user.ok());
+  EXPECT_EQ(by_user->second, 2);
+  EXPECT_EQ(by_user->first[0]["id"], "job-3") << "newest first";
+  auto by_name = (*store)->List(JobFilter{.name = "mnist", .limit = 1, .offset = 1});
+  ASSERT_TRUE(by_name.ok());
+  EXPECT_EQ(by_name->second, 2);
+  ASSERT_EQ(by_name->first.size(), 1u);
+  EXPECT_EQ(by_name->first[0]["id"], "job-1");
+  auto by_state = (*store)->List(JobFilter{.state = "SUCCEEDED"});
+  ASSERT_TRUE(by_state.ok());
+  EXPECT_EQ(by_state->second, 1);
+  unlink(path.c_str());
+}
+
+}  // namespace
+}  // namespace shoal

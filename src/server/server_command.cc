@@ -1,0 +1,107 @@
+#include "server/server_command.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <thread>
+
+#include "backend/local/local_backend.h"
+#include "common/files.h"
+#include "common/http_server.h"
+#include "common/log.h"
+#include "common/paths.h"
+#include "common/units.h"
+#include "server/api.h"
+
+namespace shoal {
+
+int ServerCommand(int argc, char** argv) {
+  CLI::App app{"The Shoal server: the REST API, the job history and the scheduler of the local cluster.\n"
+               "`shoal run` starts one in the background when none is running."};
+  std::string home = ShoalHome();
+  std::string host = "127.0.0.1";
+  int port = 7480;
+  std::string cpus, memory;
+  int gpus = -1;
+  app.add_option("--home", home, "state directory: job history, logs (default $SHOAL_HOME or ~/.shoal)");
+  app.add_option("--host", host, "address to listen on (default loopback only)");
+  app.add_option("--port", port, "port to listen on; 0 picks a free one")->check(CLI::Range(0, 65535));
+  app.add_option("--cpus", cpus, "CPUs the local cluster offers (default: this machine's cores)");
+  app.add_option("--memory", memory, "memory the local cluster offers, e.g. 16G (default: this machine's)");
+  app.add_option("--gpus", gpus, "GPUs the local cluster offers, numbered 0..N-1 (default: nvidia-smi's)")
+      ->check(CLI::Range(0, 1024));
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  SetLogComponent("server");
+  home = AbsolutePath(home);
+
+  ClusterCapacity capacity = DetectLocalCapacity();
+  if (!cpus.empty()) {
+    char* end = nullptr;
+    double value = std::strtod(cpus.c_str(), &end);
+    if (*end != '\0' || !(value > 0)) {
+      std::fprintf(stderr, "shoal server: --cpus '%s' must be a number above 0, e.g. --cpus 8\n", cpus.c_str());
+      return 2;
+    }
+    capacity.total.cpus = capacity.largest.cpus = value;
+  }
+  if (!memory.empty()) {
+    auto bytes = ParseMemory(memory);
+    if (!bytes.ok()) {
+      std::fprintf(stderr, "shoal server: --memory: %s\n", bytes.status().message().c_str());
+      return 2;
+    }
+    capacity.total.memory_bytes = capacity.largest.memory_bytes = *bytes;
+  }
+  if (gpus >= 0) capacity.total.gpus = capacity.largest.gpus = gpus;
+
+  if (Status s = MakeDirectories(home + "/jobs"); !s.ok()) {
+    std::fprintf(stderr, "shoal server: %s\n", s.message().c_str());
+    return 2;
+  }
+  auto store = JobStore::Open(home + "/shoal.db");
+  if (!store.ok()) {
+    std::fprintf(stderr, "shoal server: %s\n", store.status().message().c_str());
+    return 1;
+  }
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  httplib::Server http;
+  http.new_task_queue = [] { return new httplib::ThreadPool(32); };
+  auto bound = BindServer(http, host, port);
+  if (!bound.ok()) {
+    std::fprintf(stderr, "shoal server: %s\n", bound.status().message().c_str());
+    return 1;
+  }
+  std::string url = "http://" + (host == "0.0.0.0" ? std::string("127.0.0.1") : host) + ":" + std::to_string(*bound);
+  LocalBackend backend(capacity, SelfExecutable(), RealProcessLauncher::Instance());
+  JobManager jobs(**store, backend, SystemClock::Instance(), url, home);
+  if (Status s = jobs.Start(); !s.ok()) {
+    std::fprintf(stderr, "shoal server: %s\n", s.message().c_str());
+    return 1;
+  }
+  InstallApi(http, ApiContext{jobs, backend.name(), [&http] { http.stop(); }});
+  std::thread([&http, signals] {
+    int sig = 0;
+    if (sigwait(&signals, &sig) == 0) http.stop();
+  }).detach();
+  Json info{{"url", url}, {"pid", getpid()}, {"home", home}};
+  (void)WriteFileAtomic(ServerInfoPath(home), info.dump() + "\n");
+  LogInfo("listening on " + url + " (" + capacity.total.ToString() + "), state in " + home);
+  http.listen_after_bind();
+  LogInfo("stopping");
+  unlink(ServerInfoPath(home).c_str());
+  jobs.Stop();
+  std::_Exit(0);
+}
+
+}  // namespace shoal
