@@ -33,6 +33,7 @@ Result<Json> SubmitJob(JobManager& jobs, const httplib::Request& req) {
   ParseOptions options;
   options.source_name = body.value("source_name", "job spec");
   options.base_dir = body.value("base_dir", "/");
+  options.default_name = body.value("default_name", "job");
   options.overrides = body.value("overrides", std::vector<std::string>{});
   options.known_frameworks = KnownFrameworks();
   std::string text = body["spec"].is_string() ? body["spec"].get<std::string>() : body["spec"].dump();

@@ -1,6 +1,8 @@
 #include "server/server_command.h"
 
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -62,6 +64,13 @@ int ServerCommand(int argc, char** argv) {
   if (Status s = MakeDirectories(home + "/jobs"); !s.ok()) {
     std::fprintf(stderr, "shoal server: %s\n", s.message().c_str());
     return 2;
+  }
+  // One server per home: a second one would double-book the machine.
+  int lock_fd = open((home + "/server.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (lock_fd < 0 || flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {
+    std::fprintf(stderr, "shoal server: another server is already running for %s; stop it with `shoal server --stop`\n",
+                 home.c_str());
+    return 1;
   }
   auto store = JobStore::Open(home + "/shoal.db");
   if (!store.ok()) {

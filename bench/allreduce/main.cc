@@ -1,0 +1,132 @@
+// allreduce_bench: runs Shoal's, Gloo's and Open MPI's allreduce on this machine
+// over loopback TCP, in one run, and prints an nccl-tests-like Markdown table per
+// world size: size, time, algorithm bandwidth, bus bandwidth
+// (algbw * 2(n-1)/n), and Shoal's bus bandwidth relative to each baseline
+// (x > 1: Shoal is faster; at small sizes it is the latency ratio).
+//
+// Each library's sweep runs --reps times, the libraries taking turns, and each
+// cell shows the best (shortest) time of its repetitions: on a shared machine
+// this filters out the moments when other work held the cores.
+//
+// Usage: allreduce_bench [--ranks 2,4] [--min 4096] [--max 268435456] [--factor 4]
+//                        [--reps 3] [--connections 1] [--skip-gloo 1] [--skip-mpi 1]
+// The worker binaries (allreduce_bench_{shoal,gloo,mpi}) are found next to this one.
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+struct Row {
+  double seconds = 0;
+  std::string algorithm;
+};
+using Results = std::map<size_t, Row>;
+
+// Runs one worker and merges its rows into `out`, keeping the best time per size.
+void RunWorker(const std::string& command, Results* best) {
+  std::fprintf(stderr, "+ %s\n", command.c_str());
+  Results& out = *best;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (!pipe) return;
+  char line[512];
+  while (std::fgets(line, sizeof(line), pipe)) {
+    size_t bytes = 0;
+    double seconds = 0;
+    char algo[256] = {0};
+    if (std::sscanf(line, "RESULT %zu %lf %255[^\n]", &bytes, &seconds, algo) >= 2) {
+      auto it = out.find(bytes);
+      if (it == out.end() || seconds < it->second.seconds) out[bytes] = Row{seconds, algo};
+    }
+  }
+  int rc = pclose(pipe);
+  if (rc != 0) std::fprintf(stderr, "  (exited with status %d)\n", rc);
+}
+
+std::string Size(size_t bytes) {
+  if (bytes >= (1u << 20)) return std::to_string(bytes >> 20) + " MiB";
+  return std::to_string(bytes >> 10) + " KiB";
+}
+
+std::string Fixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.*f", digits, v);
+  return buf;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string ranks_list = "2,4", min = "4096", max = "268435456", factor = "4", connections = "1";
+  int reps = 3;
+  bool skip_gloo = false, skip_mpi = false;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    std::string k = argv[i], v = argv[i + 1];
+    if (k == "--ranks") ranks_list = v;
+    else if (k == "--min") min = v;
+    else if (k == "--max") max = v;
+    else if (k == "--factor") factor = v;
+    else if (k == "--connections") connections = v;
+    else if (k == "--reps") reps = std::max(1, std::atoi(v.c_str()));
+    else if (k == "--skip-gloo") skip_gloo = v != "0";
+    else if (k == "--skip-mpi") skip_mpi = v != "0";
+  }
+  const std::string dir = std::filesystem::canonical("/proc/self/exe").parent_path().string();
+  const std::string sweep = " --min " + min + " --max " + max + " --factor " + factor;
+
+  std::stringstream ranks_stream(ranks_list);
+  std::string item;
+  while (std::getline(ranks_stream, item, ',')) {
+    const int n = std::atoi(item.c_str());
+    const std::string np = std::to_string(n);
+    Results shoal, gloo, mpi;
+    for (int rep = 0; rep < reps; ++rep) {
+      RunWorker(dir + "/allreduce_bench_shoal --ranks " + np + sweep + " --connections " + connections, &shoal);
+      if (!skip_gloo && std::filesystem::exists(dir + "/allreduce_bench_gloo"))
+        RunWorker(dir + "/allreduce_bench_gloo --ranks " + np + sweep, &gloo);
+      // Same placement as the fork()ed workers: no binding.
+      if (!skip_mpi && std::filesystem::exists(dir + "/allreduce_bench_mpi"))
+        RunWorker("OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun -np " + np +
+                      " --oversubscribe --bind-to none --mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include lo " +
+                      dir + "/allreduce_bench_mpi" + sweep + " 2>&1",
+                  &mpi);
+    }
+
+    const double bus_factor = n > 1 ? 2.0 * (n - 1) / n : 1.0;
+    double load[3] = {0, 0, 0};
+    getloadavg(load, 3);
+    std::printf("\n### %d ranks, float32 sum, loopback TCP (best of %d; load average after: %.2f)\n\n", n, reps,
+                load[0]);
+    std::printf("| size | Shoal algorithm | time (us) | algbw (GB/s) | busbw (GB/s) | Gloo time (us) | Gloo busbw | "
+                "MPI time (us) | MPI busbw | x Gloo | x MPI |\n");
+    std::printf("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    for (const auto& [bytes, row] : shoal) {
+      const double algbw = bytes / row.seconds / 1e9;
+      auto baseline = [&](const Results& r, std::string* time, std::string* bus, std::string* ratio) {
+        auto it = r.find(bytes);
+        if (it == r.end()) {
+          *time = *bus = *ratio = "-";
+          return;
+        }
+        *time = Fixed(it->second.seconds * 1e6, 1);
+        *bus = Fixed(bytes / it->second.seconds / 1e9 * bus_factor, 3);
+        *ratio = Fixed(it->second.seconds / row.seconds, 2);
+      };
+      std::string gt, gb, gr, mt, mb, mr;
+      baseline(gloo, &gt, &gb, &gr);
+      baseline(mpi, &mt, &mb, &mr);
+      std::printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", Size(bytes).c_str(),
+                  row.algorithm.c_str(), Fixed(row.seconds * 1e6, 1).c_str(), Fixed(algbw, 3).c_str(),
+                  Fixed(algbw * bus_factor, 3).c_str(), gt.c_str(), gb.c_str(), mt.c_str(), mb.c_str(), gr.c_str(),
+                  mr.c_str());
+    }
+    std::fflush(stdout);
+  }
+  return 0;
+}

@@ -1,0 +1,61 @@
+// Benchmark worker: Shoal's allreduce over its TCP transport on loopback, one
+// fork()ed process per rank, meeting through a FileStore.
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <span>
+
+#include "collective/allreduce.h"
+#include "collective/barrier.h"
+#include "collective/rendezvous/file_store.h"
+#include "collective/transport/tcp/device.h"
+#include "fork_ranks.h"
+#include "sweep.h"
+
+using namespace shoal::collective;
+
+namespace {
+// Tuning knobs for experiments: SHOAL_BENCH_CHUNK, _DEPTH, _SOCKBUF, _SPIN_US.
+long EnvOr(const char* name, long fallback) {
+  const char* v = std::getenv(name);
+  return v ? std::atol(v) : fallback;
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  const auto args = shoal::bench::ParseSweepArgs(argc, argv);
+  const std::string dir = shoal::bench::TempDir("shoal");
+  int rc = shoal::bench::ForkRanks(args.ranks, args.pin, [&](int rank) {
+    FileStore store(dir);
+    transport::tcp::Options tcp;
+    tcp.connections_per_pair = args.connections;
+    tcp.socket.buffer_bytes = static_cast<int>(EnvOr("SHOAL_BENCH_SOCKBUF", tcp.socket.buffer_bytes));
+    tcp.spin_us = static_cast<int>(EnvOr("SHOAL_BENCH_SPIN_US", tcp.spin_us));
+    transport::tcp::Device device(tcp);
+    Options options;
+    options.timeout = std::chrono::milliseconds(120000);
+    options.chunk_bytes = static_cast<size_t>(EnvOr("SHOAL_BENCH_CHUNK", static_cast<long>(options.chunk_bytes)));
+    options.pipeline_depth = static_cast<int>(EnvOr("SHOAL_BENCH_DEPTH", options.pipeline_depth));
+    auto comm = Communicator::Create(device, store, rank, args.ranks, options);
+    if (!comm.ok()) {
+      std::fprintf(stderr, "rank %d: %s\n", rank, comm.status().ToString().c_str());
+      return 1;
+    }
+    std::unique_ptr<float[]> buffer(new float[args.max_bytes / sizeof(float)]);
+    int failed = 0;
+    shoal::bench::RunSweep(
+        args, rank, buffer.get(),
+        [&](size_t count) {
+          shoal::Status s = Allreduce(**comm, buffer.get(), count, DataType::kFloat32, ReduceOp::kSum);
+          if (!s.ok() && !failed++) std::fprintf(stderr, "rank %d: %s\n", rank, s.ToString().c_str());
+        },
+        [&] { (void)Barrier(**comm); },
+        [&](size_t bytes) {
+          bool small = bytes <= (*comm)->options().small_allreduce_bytes;
+          return std::string(small ? "recursive-doubling" : "ring");
+        });
+    return failed ? 1 : 0;
+  });
+  std::filesystem::remove_all(dir);
+  return rc;
+}

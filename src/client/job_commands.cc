@@ -1,0 +1,146 @@
+#include "client/job_commands.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "client/job_view.h"
+#include "client/submit_command.h"
+
+namespace shoal {
+namespace {
+
+// Runs `body` with a connected client; turns errors into exit codes via CLI11.
+template <typename F>
+void WithServer(const ClientContext& ctx, F body) {
+  auto server = ctx.Connect();
+  if (!server.ok()) throw CLI::RuntimeError(ReportError(server.status()));
+  Status status = body(*server);
+  if (!status.ok()) throw CLI::RuntimeError(ReportError(status));
+}
+
+bool IsFinalState(const std::string& state) { return state == "SUCCEEDED" || state == "FAILED" || state == "KILLED"; }
+
+}  // namespace
+
+void AddStatusCommand(CLI::App& app, ClientContext& ctx) {
+  auto* cmd = app.add_subcommand("status", "Show a job: state, tasks, attempts, where its logs are.");
+  auto id = std::make_shared<std::string>();
+  cmd->add_option("job", *id, "job id (job-12 or 12)")->required();
+  cmd->add_flag("--json", ctx.json, "print the API's JSON");
+  cmd->callback([&ctx, id] {
+    WithServer(ctx, [&](const HttpJsonClient& server) -> Status {
+      ASSIGN_OR_RETURN(Json detail, server.Get("/api/v1/jobs/" + UrlEncode(*id)));
+      std::fputs(ctx.json ? (detail.dump(2) + "\n").c_str() : RenderStatus(detail).c_str(), stdout);
+      return Status::Ok();
+    });
+  });
+}
+
+void AddListCommand(CLI::App& app, ClientContext& ctx) {
+  auto* cmd = app.add_subcommand("list", "List jobs, newest first.");
+  auto state = std::make_shared<std::string>();
+  auto user = std::make_shared<std::string>();
+  auto name = std::make_shared<std::string>();
+  auto limit = std::make_shared<int>(50);
+  auto offset = std::make_shared<int>(0);
+  cmd->add_option("--state", *state, "only jobs in this state (QUEUED, RUNNING, SUCCEEDED, FAILED, KILLED)");
+  cmd->add_option("--user", *user, "only this user's jobs");
+  cmd->add_option("--name", *name, "only jobs whose name contains this");
+  cmd->add_option("--limit", *limit, "at most this many")->check(CLI::Range(1, 1000));
+  cmd->add_option("--offset", *offset, "skip this many")->check(CLI::NonNegativeNumber);
+  cmd->add_flag("--json", ctx.json, "print the API's JSON");
+  cmd->callback([=, &ctx] {
+    WithServer(ctx, [&](const HttpJsonClient& server) -> Status {
+      std::string query = "/api/v1/jobs?limit=" + std::to_string(*limit) + "&offset=" + std::to_string(*offset);
+      if (!state->empty()) query += "&state=" + UrlEncode(*state);
+      if (!user->empty()) query += "&user=" + UrlEncode(*user);
+      if (!name->empty()) query += "&name=" + UrlEncode(*name);
+      ASSIGN_OR_RETURN(Json list, server.Get(query));
+      std::fputs(ctx.json ? (list.dump(2) + "\n").c_str() : RenderList(list).c_str(), stdout);
+      return Status::Ok();
+    });
+  });
+}
+
+void AddKillCommand(CLI::App& app, ClientContext& ctx) {
+  auto* cmd = app.add_subcommand("kill", "Kill a job: every process it started ends. Waits until it has.");
+  auto id = std::make_shared<std::string>();
+  cmd->add_option("job", *id, "job id")->required();
+  cmd->add_flag("--json", ctx.json, "print the job's final JSON");
+  cmd->callback([&ctx, id] {
+    WithServer(ctx, [&](const HttpJsonClient& server) -> Status {
+      ASSIGN_OR_RETURN(Json summary, server.Post("/api/v1/jobs/" + UrlEncode(*id) + "/kill", Json::object()));
+      std::string job = summary["id"];
+      int64_t version = 0;
+      for (int i = 0; i < 120; ++i) {
+        ASSIGN_OR_RETURN(Json detail, server.Get("/api/v1/jobs/" + job + "?wait_version=" + std::to_string(version) +
+                                                 "&wait_ms=1000"));
+        version = detail["version"];
+        if (IsFinalState(detail["state"])) {
+          if (ctx.json) std::printf("%s\n", detail.dump(2).c_str());
+          else std::printf("%s %s\n", job.c_str(), detail["state"].get<std::string>().c_str());
+          return Status::Ok();
+        }
+      }
+      return Timeout("job " + job + " did not end within 2 minutes of the kill; see `shoal status " + job + "`");
+    });
+  });
+}
+
+void AddWaitCommand(CLI::App& app, ClientContext& ctx) {
+  auto* cmd = app.add_subcommand("wait", "Wait until a job ends. Exit code 0 when it succeeded, 1 otherwise.");
+  auto id = std::make_shared<std::string>();
+  auto quiet = std::make_shared<bool>(false);
+  cmd->add_option("job", *id, "job id")->required();
+  cmd->add_flag("--quiet,-q", *quiet, "print nothing");
+  cmd->callback([&ctx, id, quiet] {
+    auto server = ctx.Connect();
+    if (!server.ok()) throw CLI::RuntimeError(ReportError(server.status()));
+    if (*quiet) {
+      int null = open("/dev/null", O_WRONLY);
+      dup2(null, 2);
+    }
+    throw CLI::RuntimeError(FollowJob(*server, *id, false));
+  });
+}
+
+void AddLogsCommand(CLI::App& app, ClientContext& ctx) {
+  auto* cmd = app.add_subcommand("logs", "Print a task's output (stdout and stderr), or follow it with -f.");
+  auto id = std::make_shared<std::string>();
+  auto role = std::make_shared<std::string>();
+  auto index = std::make_shared<int>(0);
+  auto attempt = std::make_shared<int>(0);
+  auto follow = std::make_shared<bool>(false);
+  cmd->add_option("job", *id, "job id")->required();
+  cmd->add_option("--role", *role, "the task's role (default: the first role)");
+  cmd->add_option("--index", *index, "the task's index in its role (default 0)")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--attempt", *attempt, "which attempt (default: the latest)")->check(CLI::NonNegativeNumber);
+  cmd->add_flag("-f,--follow", *follow, "keep printing new output until the job ends");
+  cmd->callback([=, &ctx] {
+    WithServer(ctx, [&](const HttpJsonClient& server) -> Status {
+      int64_t offset = 0;
+      std::string base = "/api/v1/jobs/" + UrlEncode(*id) + "/logs?index=" + std::to_string(*index) +
+                         "&attempt=" + std::to_string(*attempt);
+      if (!role->empty()) base += "&role=" + UrlEncode(*role);
+      while (true) {
+        ASSIGN_OR_RETURN(Json chunk, server.Get(base + "&offset=" + std::to_string(offset)));
+        std::string text = chunk["text"];
+        fwrite(text.data(), 1, text.size(), stdout);
+        fflush(stdout);
+        offset = chunk["next_offset"];
+        if (!*follow) return Status::Ok();
+        if (!text.empty()) continue;
+        ASSIGN_OR_RETURN(Json detail, server.Get("/api/v1/jobs/" + UrlEncode(*id)));
+        if (IsFinalState(detail["state"])) {
+          ASSIGN_OR_RETURN(Json last, server.Get(base + "&offset=" + std::to_string(offset)));
+          std::string rest = last["text"];
+          fwrite(rest.data(), 1, rest.size(), stdout);
+          return Status::Ok();
+        }
+        usleep(250'000);
+      }
+    });
+  });
+}
+
+}  // namespace shoal

@@ -1,0 +1,48 @@
+// shoal: one binary, many commands (like git). main only dispatches: the daemons' entry
+// points (server, am, container) parse their own flags; the user commands are built here.
+#include <CLI/CLI.hpp>
+#include <cstring>
+
+#include "client/client_context.h"
+#include "client/job_commands.h"
+#include "client/submit_command.h"
+#include "common/paths.h"
+#include "container/container_command.h"
+#include "master/am_command.h"
+#include "server/server_command.h"
+
+int main(int argc, char** argv) {
+  if (argc >= 2) {
+    if (std::strcmp(argv[1], "server") == 0) return shoal::ServerCommand(argc - 1, argv + 1);
+    if (std::strcmp(argv[1], "am") == 0) return shoal::AmCommand(argc - 1, argv + 1);
+    if (std::strcmp(argv[1], "container") == 0) return shoal::ContainerCommand(argc - 1, argv + 1);
+  }
+  CLI::App app{"Shoal runs distributed deep-learning jobs on this machine or a cluster.\n\n"
+               "  shoal run job.yaml        run a job and follow it\n"
+               "  shoal list                the jobs\n"
+               "  shoal status JOB          one job's tasks and state\n"
+               "  shoal logs JOB -f         a task's output\n"
+               "  shoal server              the long-running service (`shoal run` starts one for you)\n\n"
+               "Docs: README.md and docs/ in the Shoal source tree."};
+  app.require_subcommand(1);
+  shoal::ClientContext ctx;
+  ctx.home = shoal::ShoalHome();
+  app.add_option("--home", ctx.home, "state directory (default $SHOAL_HOME or ~/.shoal)");
+  shoal::AddRunCommand(app, ctx);
+  shoal::AddSubmitCommand(app, ctx);
+  shoal::AddStatusCommand(app, ctx);
+  shoal::AddListCommand(app, ctx);
+  shoal::AddLogsCommand(app, ctx);
+  shoal::AddKillCommand(app, ctx);
+  shoal::AddWaitCommand(app, ctx);
+  app.add_subcommand("server", "Run the Shoal server (see `shoal server --help`).");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::RuntimeError& e) {
+    return e.get_exit_code();
+  } catch (const CLI::ParseError& e) {
+    int code = app.exit(e);
+    return code == 0 ? 0 : shoal::kExitBadInput;
+  }
+  return 0;
+}

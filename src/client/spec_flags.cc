@@ -1,0 +1,90 @@
+#include "client/spec_flags.h"
+
+#include <filesystem>
+
+#include "common/files.h"
+#include "runtime/framework.h"
+
+namespace shoal {
+
+void SpecFlags::AddTo(CLI::App& app) {
+  app.add_option("spec", file, "the job spec (YAML); see docs/job-spec.md");
+  app.add_option("--name", name, "job name");
+  app.add_option("--framework", framework, "generic or pytorch");
+  app.add_option("--workdir", workdir, "directory the tasks start in (default: the spec's folder)");
+  app.add_option("--max-attempts", max_attempts, "how many times the job may run in all");
+  app.add_option("--heartbeat-timeout", heartbeat_timeout, "a task silent this long is lost, e.g. 30s");
+  app.add_option("--register-timeout", register_timeout, "how long containers may take to register, e.g. 2m");
+  app.add_option("--job-timeout", job_timeout, "longest an attempt may run, e.g. 1h");
+  app.add_option("--env", env, "job environment variable NAME=VALUE (repeatable)");
+  app.add_option("--instances", instances, "tasks of a role: ROLE=N (repeatable)");
+  app.add_option("--cpus", cpus, "CPUs per task: ROLE=N");
+  app.add_option("--memory", memory, "memory per task: ROLE=SIZE, e.g. worker=4G");
+  app.add_option("--gpus", gpus, "GPUs per task: ROLE=N");
+  app.add_option("--command", command, "a role's command: ROLE=COMMAND");
+  app.add_option("--role-env", role_env, "a role's environment variable: ROLE:NAME=VALUE");
+  app.add_option("--set", set, "any spec field: PATH=VALUE, e.g. roles.worker.instances=4 (repeatable)");
+}
+
+Result<std::vector<std::string>> SpecFlags::Overrides() const {
+  std::vector<std::string> out;
+  auto scalar = [&](const std::string& value, const char* path) {
+    if (!value.empty()) out.push_back(std::string(path) + "=" + value);
+  };
+  scalar(name, "name");
+  scalar(framework, "framework");
+  scalar(workdir, "workdir");
+  scalar(max_attempts, "max_attempts");
+  scalar(heartbeat_timeout, "timeouts.heartbeat");
+  scalar(register_timeout, "timeouts.register");
+  scalar(job_timeout, "timeouts.job");
+  for (const auto& e : env) {
+    if (e.find('=') == std::string::npos) return InvalidArgument("--env '" + e + "': write NAME=VALUE");
+    out.push_back("env." + e);
+  }
+  auto per_role = [&](const std::vector<std::string>& values, const char* flag, const char* field) -> Status {
+    for (const auto& v : values) {
+      size_t eq = v.find('=');
+      if (eq == std::string::npos || eq == 0) {
+        return InvalidArgument(std::string("--") + flag + " '" + v + "': write ROLE=VALUE, e.g. --" + flag + " worker=2");
+      }
+      out.push_back("roles." + v.substr(0, eq) + "." + field + "=" + v.substr(eq + 1));
+    }
+    return Status::Ok();
+  };
+  RETURN_IF_ERROR(per_role(instances, "instances", "instances"));
+  RETURN_IF_ERROR(per_role(cpus, "cpus", "cpus"));
+  RETURN_IF_ERROR(per_role(memory, "memory", "memory"));
+  RETURN_IF_ERROR(per_role(gpus, "gpus", "gpus"));
+  RETURN_IF_ERROR(per_role(command, "command", "command"));
+  for (const auto& v : role_env) {
+    size_t colon = v.find(':');
+    if (colon == std::string::npos || colon == 0 || v.find('=', colon) == std::string::npos) {
+      return InvalidArgument("--role-env '" + v + "': write ROLE:NAME=VALUE, e.g. --role-env worker:OMP_NUM_THREADS=1");
+    }
+    out.push_back("roles." + v.substr(0, colon) + ".env." + v.substr(colon + 1));
+  }
+  out.insert(out.end(), set.begin(), set.end());
+  return out;
+}
+
+Result<ParsedSpec> LoadSpec(const SpecFlags& flags) {
+  ParseOptions options;
+  options.known_frameworks = KnownFrameworks();
+  ASSIGN_OR_RETURN(options.overrides, flags.Overrides());
+  std::string text;
+  if (flags.file.empty()) {
+    options.source_name = "flags";
+    options.base_dir = AbsolutePath(".");
+  } else {
+    auto content = ReadFile(flags.file);
+    if (!content.ok()) return InvalidArgument("cannot read the job spec '" + flags.file + "': check the path");
+    text = std::move(*content);
+    options.source_name = flags.file;
+    options.base_dir = DirName(AbsolutePath(flags.file));
+    options.default_name = std::filesystem::path(flags.file).stem().string();
+  }
+  return ParseJobSpec(text, options);
+}
+
+}  // namespace shoal

@@ -1,0 +1,48 @@
+#include "client/spec_flags.h"
+
+#include <gtest/gtest.h>
+
+namespace shoal {
+namespace {
+
+TEST(SpecFlags, NamedFlagsBecomeOverrides) {
+  SpecFlags flags;
+  flags.name = "n";
+  flags.instances = {"worker=3"};
+  flags.memory = {"worker=2G"};
+  flags.role_env = {"worker:A=b=c"};
+  flags.env = {"X=1"};
+  flags.set = {"timeouts.job=1h"};
+  auto overrides = flags.Overrides();
+  ASSERT_TRUE(overrides.ok());
+  EXPECT_EQ(*overrides, (std::vector<std::string>{"name=n", "env.X=1", "roles.worker.instances=3",
+                                                  "roles.worker.memory=2G", "roles.worker.env.A=b=c",
+                                                  "timeouts.job=1h"}));
+}
+
+TEST(SpecFlags, MalformedFlagsAreRefused) {
+  SpecFlags bad_role;
+  bad_role.instances = {"3"};
+  EXPECT_EQ(bad_role.Overrides().status().code(), StatusCode::kInvalidArgument);
+  SpecFlags bad_env;
+  bad_env.role_env = {"worker=A"};
+  EXPECT_FALSE(bad_env.Overrides().ok());
+}
+
+TEST(LoadSpec, FlagsAloneMakeAJobAndMissingFilesAreNamed) {
+  SpecFlags flags;
+  flags.command = {"worker=true"};
+  flags.instances = {"worker=2"};
+  auto parsed = LoadSpec(flags);
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  EXPECT_EQ(parsed->spec.roles[0].instances, 2);
+
+  SpecFlags missing;
+  missing.file = "/no/such/job.yaml";
+  auto error = LoadSpec(missing);
+  ASSERT_FALSE(error.ok());
+  EXPECT_NE(error.status().message().find("/no/such/job.yaml"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace shoal
