@@ -10,6 +10,7 @@
 
 #include "backend/local/local_backend.h"
 #include "common/files.h"
+#include "common/http_client.h"
 #include "common/http_server.h"
 #include "common/log.h"
 #include "common/paths.h"
@@ -17,6 +18,26 @@
 #include "server/api.h"
 
 namespace shoal {
+namespace {
+
+int StopServer(const std::string& home) {
+  auto text = ReadFile(ServerInfoPath(home));
+  Json info = text.ok() ? Json::parse(*text, nullptr, false) : Json();
+  if (!info.is_object() || !info.contains("url")) {
+    std::fprintf(stderr, "shoal server: no server is running for %s\n", home.c_str());
+    return 0;
+  }
+  int pid = info.value("pid", 0);
+  (void)HttpJsonClient(info["url"].get<std::string>(), 5000).Post("/api/v1/shutdown", Json::object());
+  for (int i = 0; i < 200 && ProcessExists(pid); ++i) usleep(50'000);
+  if (ProcessExists(pid)) {
+    std::fprintf(stderr, "shoal server: the server (pid %d) did not stop within 10 s\n", pid);
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace
 
 int ServerCommand(int argc, char** argv) {
   CLI::App app{"The Shoal server: the REST API, the job history and the scheduler of the local cluster.\n"
@@ -33,6 +54,8 @@ int ServerCommand(int argc, char** argv) {
   app.add_option("--memory", memory, "memory the local cluster offers, e.g. 16G (default: this machine's)");
   app.add_option("--gpus", gpus, "GPUs the local cluster offers, numbered 0..N-1 (default: nvidia-smi's)")
       ->check(CLI::Range(0, 1024));
+  bool stop = false;
+  app.add_flag("--stop", stop, "stop the server running for --home (running jobs go on and are re-attached at restart)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -40,6 +63,7 @@ int ServerCommand(int argc, char** argv) {
   }
   SetLogComponent("server");
   home = AbsolutePath(home);
+  if (stop) return StopServer(home);
 
   ClusterCapacity capacity = DetectLocalCapacity();
   if (!cpus.empty()) {

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Every test: installs what is needed, builds, runs the unit tests (ctest, label "unit",
+# about a minute) and then the end-to-end tests with real processes (pytest, tests/e2e,
+# marked "slow"). Usage: scripts/test.sh [--unit-only]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+start=$(date +%s)
+scripts/install-deps.sh
+scripts/build.sh
+echo "== unit tests"
+ctest --test-dir build -L unit --output-on-failure -j2 --timeout 120
+if [ "${1:-}" = "--unit-only" ]; then exit 0; fi
+echo "== end-to-end tests"
+mkdir -p tests/artifacts
+SHOAL_BIN="$(pwd)/build/shoal" /usr/bin/python3 -m pytest -ra -p no:cacheprovider tests/e2e \
+  --junitxml=tests/artifacts/e2e.xml
+echo "== all tests passed in $(( $(date +%s) - start )) s"

@@ -1,0 +1,115 @@
+"""End-to-end fixtures: a real Shoal server per test, in its own state directory, driven
+through the real `shoal` binary. Every test ends by checking that nothing it started is
+still running."""
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+SHOAL = os.environ.get("SHOAL_BIN", str(Path(__file__).resolve().parents[2] / "build" / "shoal"))
+REPO = Path(__file__).resolve().parents[2]
+
+
+def processes_with_env(marker: str):
+    """Pids of processes whose environment holds `marker` (NAME=value)."""
+    needle = marker.encode() + b"\0"
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{entry}/environ", "rb") as f:
+                env = f.read()
+        except OSError:
+            continue
+        if env.startswith(needle) or b"\0" + needle in env:
+            found.append(int(entry))
+    return found
+
+
+def wait_for(condition, timeout=30.0, interval=0.05, what="condition"):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(interval)
+    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+
+
+class Shoal:
+    """A Shoal server in a private home, and the CLI pointed at it."""
+
+    def __init__(self, home: Path):
+        self.home = home
+        self.env = dict(os.environ, SHOAL_HOME=str(home))
+        self.env.pop("SHOAL_SERVER", None)
+        self.server = None
+
+    def start_server(self, *args):
+        log = open(self.home / "server.out", "ab")
+        self.server = subprocess.Popen([SHOAL, "server", "--home", str(self.home), "--port", "0", *args],
+                                       env=self.env, stdout=log, stderr=log, start_new_session=True)
+        wait_for(lambda: (self.home / "server.json").exists(), 10, what="the server to start")
+        return self.server
+
+    def stop_server(self):
+        if self.server and self.server.poll() is None:
+            self.server.send_signal(signal.SIGTERM)
+            self.server.wait(10)
+        self.server = None
+
+    def run(self, *args, check=None, timeout=300, input=None):
+        result = subprocess.run([SHOAL, *args], env=self.env, capture_output=True, text=True, timeout=timeout,
+                                input=input)
+        if check is not None:
+            assert result.returncode == check, (
+                f"shoal {' '.join(args)} exited {result.returncode}, expected {check}\n"
+                f"stdout:\n{result.stdout}\nstderr:\n{result.stderr}")
+        return result
+
+    def submit(self, spec: Path, *flags):
+        return self.run("submit", str(spec), *flags, check=0).stdout.strip()
+
+    def status(self, job_id):
+        return json.loads(self.run("status", job_id, "--json", check=0).stdout)
+
+    def wait_state(self, job_id, states, timeout=60):
+        states = {states} if isinstance(states, str) else set(states)
+        return wait_for(lambda: (s := self.status(job_id)) and s["state"] in states and s, timeout,
+                        what=f"{job_id} to be {states}")
+
+    def logs(self, job_id, role="worker", index=0, attempt=0):
+        return self.run("logs", job_id, "--role", role, "--index", str(index), "--attempt", str(attempt),
+                        check=0).stdout
+
+    def job_processes(self, job_id):
+        return processes_with_env(f"SHOAL_JOB_ID={job_id}")
+
+
+def write_spec(directory: Path, text: str, name="job.yaml") -> Path:
+    path = directory / name
+    path.write_text(text)
+    return path
+
+
+@pytest.fixture
+def shoal(tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    instance = Shoal(home)
+    yield instance
+    # Stop whatever server the test (or `shoal run`) started, then check for leaks.
+    instance.run("server", "--stop", "--home", str(home))
+    instance.stop_server()
+    leaked = processes_with_env(f"SHOAL_HOME={home}")
+    for pid in leaked:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    assert not leaked, f"processes left running after the test: {leaked}"

@@ -1,0 +1,195 @@
+"""The job lifecycle end to end on the embedded local cluster, with real processes."""
+import re
+import time
+
+import pytest
+
+from conftest import REPO, write_spec
+
+pytestmark = pytest.mark.slow
+
+
+def test_fashion_mnist_ddp_on_two_workers(shoal, tmp_path):
+    shoal.start_server()
+    result = shoal.run("run", str(REPO / "examples/fashion-mnist-ddp/job.yaml"),
+                       "--command", "worker=/usr/bin/python3 train.py --epochs 1 --train-limit 1500 --test-limit 300",
+                       check=0)
+    assert "SUCCEEDED" in result.stderr
+    job_id = re.search(r"submitted (job-\d+)", result.stderr).group(1)
+    losses = []
+    for index in (0, 1):
+        log = shoal.logs(job_id, index=index)
+        match = re.search(r"final loss: ([0-9.]+)", log)
+        assert match, log
+        losses.append(match.group(1))
+        assert "test accuracy:" in log
+    assert losses[0] == losses[1], f"the ranks disagree: {losses}"
+    detail = shoal.status(job_id)
+    assert [t["progress"] for t in detail["attempts"][-1]["tasks"]] == [1.0, 1.0]
+
+
+def test_a_failing_worker_fails_the_job_and_is_named(shoal, tmp_path):
+    shoal.start_server()
+    spec = write_spec(tmp_path, """
+name: fails
+roles:
+  worker:
+    instances: 3
+    cpus: 0.5
+    memory: 64M
+    command: if [ "$SHOAL_INDEX" = 1 ]; then echo "bad things" >&2; exit 1; fi; sleep 60
+""")
+    result = shoal.run("run", str(spec), timeout=60)
+    assert result.returncode == 1, result.stderr
+    assert "FAILED" in result.stderr
+    assert "worker[1] failed: exit code 1: bad things" in result.stderr
+    job_id = re.search(r"submitted (job-\d+)", result.stderr).group(1)
+    tasks = {t["index"]: t for t in shoal.status(job_id)["attempts"][-1]["tasks"]}
+    assert tasks[1]["state"] == "FAILED" and tasks[1]["exit_code"] == 1
+    assert tasks[0]["state"] == "KILLED" and tasks[2]["state"] == "KILLED"
+    assert shoal.job_processes(job_id) == []
+
+
+def test_kill_leaves_no_process_behind(shoal, tmp_path):
+    shoal.start_server()
+    # Each task leaves a grandchild in the background and a process that escapes its group.
+    spec = write_spec(tmp_path, """
+name: sleepy
+roles:
+  worker:
+    instances: 2
+    cpus: 0.5
+    memory: 64M
+    command: sleep 300 & setsid sleep 301 & echo "reporter progress:0.3" >&2; sleep 302
+""")
+    job_id = shoal.submit(spec)
+    shoal.wait_state(job_id, "RUNNING")
+    shoal.wait_for_processes = None
+    deadline = time.monotonic() + 10
+    while len(shoal.job_processes(job_id)) < 10 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert len(shoal.job_processes(job_id)) >= 8, "the job's processes did not all start"
+    result = shoal.run("kill", job_id, check=0, timeout=60)
+    assert "KILLED" in result.stdout
+    assert shoal.status(job_id)["state"] == "KILLED"
+    assert shoal.job_processes(job_id) == []
+
+
+def test_a_queued_job_starts_when_the_one_before_it_ends(shoal, tmp_path):
+    shoal.start_server("--cpus", "2")
+    first = write_spec(tmp_path, "name: first\nroles: {worker: {instances: 2, cpus: 1, memory: 64M, command: sleep 1.5}}",
+                       "first.yaml")
+    second = write_spec(tmp_path, "name: second\nroles: {worker: {instances: 1, cpus: 1, memory: 64M, command: 'true'}}",
+                        "second.yaml")
+    a = shoal.submit(first)
+    shoal.wait_state(a, "RUNNING")
+    b = shoal.submit(second)
+    time.sleep(0.5)
+    assert shoal.status(b)["state"] == "QUEUED"
+    assert shoal.run("wait", a).returncode == 0
+    assert shoal.run("wait", b).returncode == 0
+    assert shoal.status(b)["started_ms"] >= shoal.status(a)["finished_ms"]
+
+
+def test_a_failed_attempt_is_retried_and_succeeds(shoal, tmp_path):
+    shoal.start_server()
+    spec = write_spec(tmp_path, """
+name: flaky
+max_attempts: 2
+roles:
+  worker:
+    instances: 2
+    cpus: 0.5
+    memory: 64M
+    command: echo "attempt $SHOAL_ATTEMPT"; [ "$SHOAL_ATTEMPT" -ge 2 ]
+""")
+    result = shoal.run("run", str(spec), check=0, timeout=60)
+    assert "after 2 attempts" in result.stderr
+    job_id = re.search(r"submitted (job-\d+)", result.stderr).group(1)
+    detail = shoal.status(job_id)
+    assert [a["state"] for a in detail["attempts"]] == ["FAILED", "SUCCEEDED"]
+    assert "attempt 1" in shoal.logs(job_id, attempt=1)
+    assert "attempt 2" in shoal.logs(job_id, attempt=2)
+
+
+def test_parameter_servers_stop_when_the_workers_finish(shoal, tmp_path):
+    shoal.start_server()
+    spec = write_spec(tmp_path, """
+name: with-ps
+roles:
+  worker: {instances: 2, cpus: 0.5, memory: 64M, command: sleep 0.5}
+  ps: {instances: 1, cpus: 0.5, memory: 64M, command: sleep 300}
+""")
+    result = shoal.run("run", str(spec), check=0, timeout=60)
+    job_id = re.search(r"submitted (job-\d+)", result.stderr).group(1)
+    ps = [t for t in shoal.status(job_id)["attempts"][-1]["tasks"] if t["role"] == "ps"][0]
+    assert ps["state"] == "KILLED"
+    assert "stopped after every worker finished" in ps["message"]
+    assert shoal.job_processes(job_id) == []
+
+
+def test_a_silent_task_is_lost_after_its_heartbeat_timeout(shoal, tmp_path):
+    shoal.start_server()
+    spec = write_spec(tmp_path, """
+name: hangs
+timeouts: {heartbeat: 2s}
+roles:
+  worker: {instances: 1, cpus: 0.5, memory: 64M, command: sleep 300}
+""")
+    job_id = shoal.submit(spec)
+    shoal.wait_state(job_id, "RUNNING")
+    detail = shoal.wait_state(job_id, "RUNNING")
+    time.sleep(0.5)
+    agent = [p for p in shoal.job_processes(job_id)
+             if b"container" in open(f"/proc/{p}/cmdline", "rb").read()]
+    assert len(agent) == 1
+    import os, signal
+    os.kill(agent[0], signal.SIGSTOP)  # the agent hangs: no more heartbeats
+    detail = shoal.wait_state(job_id, "FAILED", timeout=30)
+    task = detail["attempts"][-1]["tasks"][0]
+    assert task["state"] == "LOST", task
+    assert "no heartbeat" in task["message"]
+    assert shoal.job_processes(job_id) == []
+
+
+def test_history_survives_a_server_restart(shoal, tmp_path):
+    shoal.start_server()
+    spec = write_spec(tmp_path, "name: remembered\nroles: {worker: {cpus: 0.5, memory: 64M, command: 'true'}}")
+    job_id = shoal.submit(spec)
+    assert shoal.run("wait", job_id).returncode == 0
+    shoal.stop_server()
+    shoal.start_server()
+    listed = shoal.run("list", check=0).stdout
+    assert job_id in listed and "remembered" in listed and "SUCCEEDED" in listed
+
+
+def test_tasks_see_their_gpus_and_the_torchrun_variables(shoal, tmp_path):
+    shoal.start_server("--gpus", "3")
+    spec = write_spec(tmp_path, """
+name: env
+framework: pytorch
+env: {SHARED: job}
+roles:
+  worker:
+    instances: 2
+    cpus: 0.5
+    memory: 64M
+    gpus: 1
+    env: {SHARED: role}
+    command: env | sort
+""")
+    job_id = shoal.submit(spec)
+    assert shoal.run("wait", job_id).returncode == 0
+    envs = []
+    for index in (0, 1):
+        log = shoal.logs(job_id, index=index)
+        envs.append(dict(line.split("=", 1) for line in log.splitlines() if "=" in line))
+    assert [e["CUDA_VISIBLE_DEVICES"] for e in envs] == ["0", "1"]
+    for rank, env in enumerate(envs):
+        assert env["RANK"] == str(rank) and env["SHOAL_RANK"] == str(rank)
+        assert env["WORLD_SIZE"] == "2" and env["SHOAL_WORLD_SIZE"] == "2"
+        assert env["LOCAL_RANK"] == "0" and env["LOCAL_WORLD_SIZE"] == "1" and env["GROUP_RANK"] == str(rank)
+        assert env["MASTER_ADDR"] == "127.0.0.1" and env["MASTER_PORT"] == envs[0]["SHOAL_PORT"]
+        assert env["SHOAL_JOB_ID"] == job_id and env["SHOAL_ATTEMPT"] == "1" and env["SHOAL_ROLE"] == "worker"
+        assert env["SHOAL_INDEX"] == str(rank) and env["SHOAL_AM_ADDR"].startswith("127.0.0.1:")
+        assert env["SHARED"] == "role"
