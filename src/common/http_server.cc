@@ -1,5 +1,10 @@
 #include "common/http_server.h"
 
+#include <dirent.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <cstdlib>
 #include <exception>
 
 namespace shoal {
@@ -32,16 +37,43 @@ httplib::Server::Handler RouteJson(JsonHandler handler) {
   };
 }
 
+namespace {
+
+// Debian's cpp-httplib is a compiled library whose listen backlog is fixed at 5: when
+// 16 containers register at once, the sixth connection's SYN is dropped and retried a
+// second later. Linux lets listen() be called again to raise the backlog, so find the
+// server's listening socket by its port and do that.
+void RaiseListenBacklog(int port) {
+  DIR* fds = opendir("/proc/self/fd");
+  if (!fds) return;
+  while (dirent* entry = readdir(fds)) {
+    int fd = std::atoi(entry->d_name);
+    if (fd <= 2) continue;
+    int listening = 0;
+    socklen_t len = sizeof listening;
+    if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) != 0 || !listening) continue;
+    sockaddr_storage addr{};
+    socklen_t addr_len = sizeof addr;
+    if (getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &addr_len) != 0) continue;
+    int bound = addr.ss_family == AF_INET ? ntohs(reinterpret_cast<sockaddr_in*>(&addr)->sin_port)
+                : addr.ss_family == AF_INET6 ? ntohs(reinterpret_cast<sockaddr_in6*>(&addr)->sin6_port)
+                                             : -1;
+    if (bound == port) listen(fd, SOMAXCONN);
+  }
+  closedir(fds);
+}
+
+}  // namespace
+
 Result<int> BindServer(httplib::Server& server, const std::string& host, int port) {
   if (port == 0) {
-    int bound = server.bind_to_any_port(host.c_str());
-    if (bound <= 0) return Unavailable("cannot listen on " + host);
-    return bound;
-  }
-  if (!server.bind_to_port(host.c_str(), port)) {
+    port = server.bind_to_any_port(host.c_str());
+    if (port <= 0) return Unavailable("cannot listen on " + host);
+  } else if (!server.bind_to_port(host.c_str(), port)) {
     return Unavailable("cannot listen on " + host + ":" + std::to_string(port) +
                        " (is another server using it? pick another port)");
   }
+  RaiseListenBacklog(port);
   return port;
 }
 

@@ -99,11 +99,14 @@ int ContainerAgent::Run() {
     ReportExit({127, 0}, pid.status().message());
     return 0;
   }
-  (void)am_.Post(am_protocol::kStarted, [&] {
-    Json started = TaskBody();
-    started["pid"] = *pid;
-    return started;
-  }());
+  Json started = TaskBody();
+  started["pid"] = *pid;
+  for (int attempt = 0; attempt < 20; ++attempt) {
+    auto reply = am_.Post(am_protocol::kStarted, started, 5000);
+    if (reply.ok() || reply.status().code() != StatusCode::kUnavailable) break;
+    LogError("reporting the start to the AM: " + reply.status().ToString());
+    SleepMillis(50);
+  }
   int code = Supervise(*pid, out_pipe[0], err_pipe[0], log_fd, heartbeat_ms);
   if (log_fd >= 0) close(log_fd);
   return code;

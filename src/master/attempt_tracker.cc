@@ -67,8 +67,11 @@ void AttemptTracker::Finish(AttemptState state, const std::string& message) {
 void AttemptTracker::Launched(int rank, const std::string& container_id) {
   TaskStatus& task = tasks_.at(rank);
   task.container_id = container_id;
-  task.last_heard_ms = clock_.NowMillis();
-  Move(task, TaskState::kLaunching, "");
+  // A fast container may have registered before its launch was recorded.
+  if (task.state == TaskState::kPending) {
+    task.last_heard_ms = clock_.NowMillis();
+    Move(task, TaskState::kLaunching, "");
+  }
 }
 
 void AttemptTracker::LaunchFailed(int rank, const std::string& reason) {
@@ -86,6 +89,7 @@ Status AttemptTracker::Register(const std::string& role, int index, const std::s
   task->host = host;
   task->ports = std::move(ports);
   task->last_heard_ms = clock_.NowMillis();
+  if (task->state == TaskState::kPending) Move(*task, TaskState::kLaunching, "");
   if (task->state == TaskState::kLaunching) Move(*task, TaskState::kRegistered, "");
   if (state_ == AttemptState::kStarting && AllRegistered()) {
     state_ = AttemptState::kRunning;
@@ -122,6 +126,11 @@ Status AttemptTracker::Exited(const std::string& role, int index, const ExitInfo
   TaskStatus* task = FindMutable(role, index);
   if (!task) return NotFound("this attempt has no task " + role + "[" + std::to_string(index) + "]");
   if (IsFinal(task->state)) return Status::Ok();
+  if (task->state == TaskState::kLaunching || task->state == TaskState::kRegistered) {
+    // The program ran, even if its start report was lost.
+    task->state = TaskState::kRunning;
+    if (task->started_ms == 0) task->started_ms = clock_.WallMillis();
+  }
   task->exit_code = exit.exit_code;
   task->signal = exit.signal;
   if (task->stop_requested) {
@@ -162,7 +171,10 @@ void AttemptTracker::Tick() {
   int64_t now = clock_.NowMillis();
   for (auto& task : tasks_) {
     if (IsFinal(task.state) || task.stop_requested || task.state == TaskState::kPending) continue;
-    int64_t limit = task.state == TaskState::kLaunching ? spec_.timeouts.register_ms : spec_.timeouts.heartbeat_ms;
+    // Until the program starts, a container waits for the others: the registration
+    // timeout applies; from then on, heartbeats.
+    bool starting = task.state == TaskState::kLaunching || task.state == TaskState::kRegistered;
+    int64_t limit = starting ? spec_.timeouts.register_ms : spec_.timeouts.heartbeat_ms;
     if (now - task.last_heard_ms > limit) {
       Move(task, TaskState::kLost,
            task.state == TaskState::kLaunching

@@ -155,6 +155,31 @@ TEST(AttemptTracker, AContainerThatDiesFailsItsTask) {
   EXPECT_FALSE(tracker.Register("worker", 7, "h", {1}).ok());
 }
 
+TEST(AttemptTracker, AContainerMayRegisterBeforeItsLaunchIsRecorded) {
+  FakeClock clock;
+  AttemptTracker tracker(Spec(2), "job-1", 1, {}, clock);
+  ASSERT_TRUE(tracker.Register("worker", 0, "h", {1}).ok());
+  tracker.Launched(0, "c0");
+  EXPECT_EQ(tracker.tasks()[0].state, TaskState::kRegistered);
+  tracker.Launched(1, "c1");
+  ASSERT_TRUE(tracker.Register("worker", 1, "h", {2}).ok());
+  EXPECT_TRUE(tracker.AllRegistered());
+}
+
+TEST(AttemptTracker, WaitingForTheOthersIsBoundByTheRegistrationTimeout) {
+  FakeClock clock;
+  AttemptTracker tracker(Spec(2), "job-1", 1, {}, clock);
+  tracker.Launched(0, "c0");
+  tracker.Launched(1, "c1");
+  ASSERT_TRUE(tracker.Register("worker", 0, "h", {1}).ok());
+  clock.Advance(15'000);  // past the heartbeat timeout, within the registration timeout
+  tracker.Tick();
+  EXPECT_EQ(tracker.state(), AttemptState::kStarting);
+  clock.Advance(6'000);
+  tracker.Tick();
+  EXPECT_EQ(tracker.state(), AttemptState::kFailed);
+}
+
 TEST(TaskState, Moves) {
   EXPECT_TRUE(CanMove(TaskState::kPending, TaskState::kLaunching));
   EXPECT_FALSE(CanMove(TaskState::kPending, TaskState::kRunning));

@@ -16,6 +16,7 @@ struct Hub {
     bool joined = false;
     bool closed = false;  // orderly Close
     bool dead = false;    // Kill: vanished without goodbye
+    bool waiting = false; // inside Wait: the in-process analogue of answering a probe
     std::string abort_reason;
   };
 
@@ -112,7 +113,10 @@ class Context : public transport::Context {
       if (done()) return Status::Ok();
       s = PeerFailureLocked();
       if (!s.ok()) return Fail(s);
-      if (hub_->cv.wait_until(lock, deadline) == std::cv_status::timeout) {
+      hub_->ranks[rank_].waiting = true;
+      auto woke = hub_->cv.wait_until(lock, deadline);
+      hub_->ranks[rank_].waiting = false;
+      if (woke == std::cv_status::timeout) {
         s = MatchLocked();
         if (s.ok() && done()) return Status::Ok();
         return Fail(s.ok() ? DeadlineError() : s);
@@ -165,8 +169,15 @@ class Context : public transport::Context {
         waiting += std::string(waiting.empty() ? "" : "; ") + "rank " + std::to_string(peer) + " (receiving " +
                    std::to_string(bytes) + " bytes)";
     }
+    std::string silent;
+    for (int peer = 0; peer < hub_->size; ++peer) {
+      const auto& st = hub_->ranks[peer];
+      if (peer != rank_ && !st.waiting && !st.closed)
+        silent += std::string(silent.empty() ? "" : ", ") + "rank " + std::to_string(peer);
+    }
+    if (!silent.empty()) silent = "; no sign of life from " + silent + " (stopped, hung, or busy outside collectives)";
     return Timeout("deadline passed on rank " + std::to_string(rank_) + " while waiting for " +
-                   (waiting.empty() ? std::string("nothing") : waiting));
+                   (waiting.empty() ? std::string("nothing") : waiting) + silent);
   }
 
   Status Fail(Status s) {

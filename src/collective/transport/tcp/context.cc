@@ -3,6 +3,9 @@
 #include <cerrno>
 
 namespace shoal::collective::transport::tcp {
+namespace {
+constexpr auto kProbeWindow = std::chrono::milliseconds(200);
+}  // namespace
 
 Context::Context(int rank, int size, std::vector<std::unique_ptr<Pair>> pairs, std::chrono::microseconds spin)
     : rank_(rank), size_(size), spin_(spin), pairs_(std::move(pairs)) {}
@@ -55,8 +58,13 @@ Status Context::Drive(DoneFn done, Deadline deadline) {
       continue;
     }
     if (now < spin_until) continue;
-    if (now >= deadline) return Fail(DeadlineError());
-    Status s = Block(deadline);
+    if (now >= deadline) return Fail(DeadlineError(probed_for_ == deadline));
+    if (now >= deadline - kProbeWindow && probed_for_ != deadline) {
+      probed_for_ = deadline;
+      for (auto& p : pairs_)
+        if (p) p->SendProbe();
+    }
+    Status s = Block(now < deadline - kProbeWindow ? deadline - kProbeWindow : deadline);
     if (!s.ok()) return Fail(s);
   }
 }
@@ -83,15 +91,19 @@ Status Context::Block(Deadline deadline) {
   return Status::Ok();
 }
 
-Status Context::DeadlineError() const {
+Status Context::DeadlineError(bool probed) const {
   std::string waiting;
   for (const auto& p : pairs_) {
     if (!p || p->idle()) continue;
     waiting += std::string(waiting.empty() ? "" : "; ") + "rank " + std::to_string(p->peer()) + " (" +
                p->PendingText() + ")";
   }
+  std::string silent;
+  for (const auto& p : pairs_)
+    if (probed && p && !p->answered_probe()) silent += std::string(silent.empty() ? "" : ", ") + "rank " + std::to_string(p->peer());
+  if (!silent.empty()) silent = "; no sign of life from " + silent + " (stopped, hung, or busy outside collectives)";
   return Timeout("deadline passed on rank " + std::to_string(rank_) + " while waiting for " +
-                 (waiting.empty() ? std::string("nothing") : waiting));
+                 (waiting.empty() ? std::string("nothing") : waiting) + silent);
 }
 
 Status Context::Fail(Status s) {

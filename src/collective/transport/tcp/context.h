@@ -5,6 +5,9 @@
 // spin for up to `spin` (cheap when ranks have their own cores and messages are
 // small), then block in poll() on the data sockets with work and on every peer's
 // control socket, so a dead or aborting peer is seen while waiting on another one.
+// When the deadline is near (kProbeWindow), every peer is probed on its control
+// socket; a timeout error then names the peers that did not answer, which points at
+// a hung rank even when this rank was waiting on a different, healthy one.
 // Ownership: owns the pairs.
 // Thread-safety: one thread at a time.
 #pragma once
@@ -38,7 +41,7 @@ class Context : public transport::Context {
   Status Drive(DoneFn done, Deadline deadline);
   // Blocks in poll() until some socket is ready or the deadline passes.
   Status Block(Deadline deadline);
-  Status DeadlineError() const;
+  Status DeadlineError(bool probed) const;
   Status Fail(Status s);
 
   const int rank_;
@@ -49,6 +52,7 @@ class Context : public transport::Context {
   std::vector<Pair*> fd_owner_;  // fds_[i] belongs to fd_owner_[i]
   Status broken_;
   bool closed_ = false;
+  Deadline probed_for_{};  // the deadline whose probe was sent
 };
 
 }  // namespace shoal::collective::transport::tcp

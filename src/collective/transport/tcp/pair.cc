@@ -10,6 +10,8 @@ namespace {
 
 constexpr char kGoodbye = 'G';
 constexpr char kAbort = 'A';
+constexpr char kProbe = 'P';
+constexpr char kProbeAnswer = 'R';
 // Upper bound for SO_RCVLOWAT: well below any receive buffer we run with.
 constexpr size_t kMaxLowWatermark = 128 << 10;
 
@@ -125,8 +127,10 @@ Status Pair::ReadControl() {
   }
   // Parse complete control messages.
   while (!control_in_.empty()) {
-    if (control_in_[0] == kGoodbye) {
-      goodbye_ = true;
+    if (control_in_[0] == kGoodbye || control_in_[0] == kProbe || control_in_[0] == kProbeAnswer) {
+      if (control_in_[0] == kGoodbye) goodbye_ = true;
+      if (control_in_[0] == kProbeAnswer) answered_probe_ = true;
+      if (control_in_[0] == kProbe) (void)::send(control_.get(), &kProbeAnswer, 1, MSG_NOSIGNAL | MSG_DONTWAIT);
       control_in_.erase(0, 1);
     } else if (control_in_[0] == kAbort) {
       uint32_t len = 0;
@@ -170,6 +174,11 @@ std::string Pair::PendingText() const {
 
 void Pair::SendGoodbye() {
   if (control_.valid()) (void)::send(control_.get(), &kGoodbye, 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
+void Pair::SendProbe() {
+  answered_probe_ = false;
+  if (control_.valid()) (void)::send(control_.get(), &kProbe, 1, MSG_NOSIGNAL | MSG_DONTWAIT);
 }
 
 void Pair::SendAbort(const std::string& reason) {

@@ -5,9 +5,9 @@
 //  - A message of n bytes is striped over the data sockets (n / k bytes each) when
 //    n >= stripe_min and there are k > 1 of them; otherwise it goes whole over the
 //    first one. Both ends apply the same rule, so sizes must match (transport rule).
-//  - The control socket carries only "goodbye" (orderly Close) and "abort <reason>",
-//    and is watched during every Wait, so a peer that dies or aborts is noticed even
-//    while this rank waits on other peers.
+//  - The control socket carries only "goodbye" (orderly Close), "abort <reason>" and
+//    liveness probes with their answers, and is watched during every Wait, so a peer
+//    that dies or aborts is noticed even while this rank waits on other peers.
 //  - Progress() moves whatever the sockets accept without blocking; the owning
 //    tcp::Context decides when to poll.
 // Ownership: owns its sockets; posted buffers belong to the caller.
@@ -48,6 +48,10 @@ class Pair {
 
   void SendGoodbye();
   void SendAbort(const std::string& reason);
+  // Liveness probe near a deadline: the peer answers from its progress loop, so a
+  // peer that stays silent is stopped, hung, or busy outside collectives.
+  void SendProbe();
+  bool answered_probe() const { return answered_probe_; }
   void CloseAll();
 
  private:
@@ -82,6 +86,7 @@ class Pair {
   uint64_t recvs_posted_ = 0;
   std::string control_in_;  // unparsed control bytes
   bool goodbye_ = false;
+  bool answered_probe_ = false;
   bool control_eof_ = false;
   std::string abort_reason_;
 };

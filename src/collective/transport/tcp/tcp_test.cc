@@ -192,6 +192,7 @@ TEST_F(TcpTest, HungRankTimesOut) {
   for (int r = 0; r < n; ++r) {
     if (r == victim) continue;
     EXPECT_EQ(ExitCode(pids[r]), 3);
+    std::printf("rank %d: %s\n", r, ErrorOf("rank" + std::to_string(r)).c_str());
     double seconds = std::chrono::duration<double>(Clock::now() - stopped_at).count();
     EXPECT_LT(seconds, 1.0 + 1.5) << ErrorOf("rank" + std::to_string(r));
     EXPECT_NE(ErrorOf("rank" + std::to_string(r)).find("rank 1"), std::string::npos)
