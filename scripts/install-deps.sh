@@ -8,6 +8,8 @@ packages=(
   cmake ninja-build g++ pkg-config
   libyaml-cpp-dev nlohmann-json3-dev libcpp-httplib-dev libcli11-dev libsqlite3-dev
   libgtest-dev libgmock-dev libbenchmark-dev libssl-dev libcurl4-openssl-dev
+  # fuzzing (scripts/fuzz.sh): clang with libFuzzer, ASan and UBSan
+  clang libclang-rt-14-dev
   # the collective library's baselines (bench/allreduce)
   libgloo-dev libopenmpi-dev openmpi-bin
   # the examples and end-to-end tests
