@@ -122,6 +122,16 @@ void AddLogsCommand(CLI::App& app, ClientContext& ctx) {
       std::string base = "/api/v1/jobs/" + UrlEncode(*id) + "/logs?index=" + std::to_string(*index) +
                          "&attempt=" + std::to_string(*attempt);
       if (!role->empty()) base += "&role=" + UrlEncode(*role);
+      if (*follow) {
+        // A queued job has no logs yet: wait for its first attempt.
+        int64_t version = 0;
+        while (true) {
+          ASSIGN_OR_RETURN(Json detail, server.Get("/api/v1/jobs/" + UrlEncode(*id) + "?wait_version=" +
+                                                   std::to_string(version) + "&wait_ms=1000"));
+          version = detail["version"];
+          if (!detail["attempts"].empty() || IsFinalState(detail["state"])) break;
+        }
+      }
       while (true) {
         ASSIGN_OR_RETURN(Json chunk, server.Get(base + "&offset=" + std::to_string(offset)));
         std::string text = chunk["text"];

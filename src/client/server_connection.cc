@@ -51,7 +51,7 @@ Result<std::string> EnsureServer(const std::string& home) {
   int log = open((home + "/server.log").c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   auto env = CurrentEnvironment();
   for (const char* name : {"SHOAL_SERVER", "SHOAL_JOB_ID", "SHOAL_ATTEMPT"}) env.erase(name);
-  auto pid = RealProcessLauncher::Instance().Spawn({.argv = {SelfExecutable(), "server", "--home", home, "--port", "0"},
+  auto pid = RealProcessLauncher::Instance().Spawn({.argv = {SelfExecutable(), "server", "--home", home},
                                                     .env = env,
                                                     .cwd = "/",
                                                     .new_session = true,

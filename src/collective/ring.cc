@@ -35,6 +35,7 @@ class RingSchedule {
   }
 
   int steps() const { return steps_; }
+  int reduce_steps() const { return reduce_steps_; }
   size_t chunks() const { return chunks_; }
   bool reduces(int step) const { return step < reduce_steps_; }
   bool completes_reduction(int step) const { return step == reduce_steps_ - 1; }
@@ -90,8 +91,19 @@ Status RunRing(Communicator& comm, const RingPlan& plan) {
     recvs[u] = comm.PostRecv(left, dst, (e - b) * elem);
   };
 
+  // Receives are posted in unit order (the order the left neighbour sends). A
+  // reduce-scatter unit needs a free tmp slot: at most `depth` of them are ahead of
+  // the unit being reduced. Allgather units land in the buffer itself and are all
+  // posted as soon as the reduce-scatter ones are, so incoming data never waits in
+  // the kernel for a receive to be posted.
+  const size_t reduce_units = static_cast<size_t>(ring.reduce_steps()) * ring.chunks();
+  size_t next_recv = 0;
+  auto post_recvs = [&](size_t reduced) {  // `reduced` units no longer need their slots
+    while (next_recv < units && (next_recv >= reduce_units || next_recv < reduced + depth)) post_recv(next_recv++);
+  };
+
   for (size_t c = 0; c < ring.chunks(); ++c) post_send(0, c);
-  for (size_t u = 0; u < std::min(depth, units); ++u) post_recv(u);
+  post_recvs(0);
   for (size_t u = 0; u < units; ++u) {
     const int step = static_cast<int>(u / ring.chunks());
     const size_t c = u % ring.chunks();
@@ -101,8 +113,8 @@ Status RunRing(Communicator& comm, const RingPlan& plan) {
       ring.Chunk(ring.RecvSegment(step), c, &b, &e);
       Reduce(plan.type, plan.op, plan.data + b * elem, tmp + (u % depth) * chunk_elems * elem, e - b);
       if (plan.op == ReduceOp::kAverage && ring.completes_reduction(step)) Scale(plan.type, plan.data + b * elem, e - b, n);
+      post_recvs(u + 1);  // this unit's tmp slot is free again
     }
-    if (u + depth < units) post_recv(u + depth);  // its tmp slot is free again
     if (step + 1 < ring.steps()) post_send(step + 1, c);
   }
   return Status::Ok();

@@ -1,11 +1,10 @@
 #include "container/container_command.h"
 
-#include <signal.h>
-
 #include <CLI/CLI.hpp>
 #include <thread>
 
 #include "common/log.h"
+#include "common/termination.h"
 #include "container/container_agent.h"
 
 namespace shoal {
@@ -26,17 +25,9 @@ int ContainerCommand(int argc, char** argv) {
     return app.exit(e) == 0 ? 0 : 2;
   }
   SetLogComponent("container " + options.role + "[" + std::to_string(options.index) + "]");
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGTERM);
-  sigaddset(&signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-  signal(SIGPIPE, SIG_IGN);
+  BlockTerminationSignals();
   ContainerAgent agent(options, RealProcessLauncher::Instance(), SystemClock::Instance());
-  std::thread([&agent, signals] {
-    int sig = 0;
-    if (sigwait(&signals, &sig) == 0) agent.RequestStop();
-  }).detach();
+  OnTermination([&agent] { agent.RequestStop(); });
   std::_Exit(agent.Run());
 }
 

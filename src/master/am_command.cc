@@ -1,12 +1,11 @@
 #include "master/am_command.h"
 
-#include <signal.h>
-
 #include <CLI/CLI.hpp>
 #include <thread>
 
 #include "backend/local/local_backend.h"
 #include "common/log.h"
+#include "common/termination.h"
 #include "master/application_master.h"
 
 namespace shoal {
@@ -29,22 +28,14 @@ int AmCommand(int argc, char** argv) {
   SetLogComponent("am " + options.job_id + "/" + std::to_string(options.attempt));
   options.shoal_executable = SelfExecutable();
 
-  // SIGTERM (shoal kill) and SIGINT end the attempt KILLED; a thread waits for them.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGTERM);
-  sigaddset(&signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-  signal(SIGPIPE, SIG_IGN);
+  // SIGTERM (shoal kill) and SIGINT end the attempt KILLED.
+  BlockTerminationSignals();
 
   LocalContainerLauncher launcher(RealProcessLauncher::Instance());
   ApplicationMaster am(options, launcher, SystemClock::Instance());
-  std::thread([&am, signals] {
-    int sig = 0;
-    if (sigwait(&signals, &sig) == 0) am.RequestKill("killed by the user");
-  }).detach();
+  OnTermination([&am] { am.RequestKill("killed by the user"); });
   int code = am.Run();
-  std::_Exit(code);  // the signal thread is parked in sigwait; leave without joining it
+  std::_Exit(code);  // the signal thread is parked in sigwait: leave without joining it
 }
 
 }  // namespace shoal

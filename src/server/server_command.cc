@@ -13,6 +13,7 @@
 #include "common/http_client.h"
 #include "common/http_server.h"
 #include "common/log.h"
+#include "common/termination.h"
 #include "common/paths.h"
 #include "common/units.h"
 #include "server/api.h"
@@ -49,7 +50,8 @@ int ServerCommand(int argc, char** argv) {
   int gpus = -1;
   app.add_option("--home", home, "state directory: job history, logs (default $SHOAL_HOME or ~/.shoal)");
   app.add_option("--host", host, "address to listen on (default loopback only)");
-  app.add_option("--port", port, "port to listen on; 0 picks a free one")->check(CLI::Range(0, 65535));
+  auto* port_option = app.add_option("--port", port, "port to listen on (default 7480, or a free one when 7480 is taken); 0 picks a free one")
+                          ->check(CLI::Range(0, 65535));
   app.add_option("--cpus", cpus, "CPUs the local cluster offers (default: this machine's cores)");
   app.add_option("--memory", memory, "memory the local cluster offers, e.g. 16G (default: this machine's)");
   app.add_option("--gpus", gpus, "GPUs the local cluster offers, numbered 0..N-1 (default: nvidia-smi's)")
@@ -101,16 +103,12 @@ int ServerCommand(int argc, char** argv) {
     std::fprintf(stderr, "shoal server: %s\n", store.status().message().c_str());
     return 1;
   }
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGTERM);
-  sigaddset(&signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-  signal(SIGPIPE, SIG_IGN);
+  BlockTerminationSignals();
 
   httplib::Server http;
   http.new_task_queue = [] { return new httplib::ThreadPool(32); };
   auto bound = BindServer(http, host, port);
+  if (!bound.ok() && port_option->count() == 0) bound = BindServer(http, host, 0);  // the default port is taken
   if (!bound.ok()) {
     std::fprintf(stderr, "shoal server: %s\n", bound.status().message().c_str());
     return 1;
@@ -123,10 +121,7 @@ int ServerCommand(int argc, char** argv) {
     return 1;
   }
   InstallApi(http, ApiContext{jobs, backend.name(), [&http] { http.stop(); }});
-  std::thread([&http, signals] {
-    int sig = 0;
-    if (sigwait(&signals, &sig) == 0) http.stop();
-  }).detach();
+  OnTermination([&http] { http.stop(); });
   Json info{{"url", url}, {"pid", getpid()}, {"home", home}};
   (void)WriteFileAtomic(ServerInfoPath(home), info.dump() + "\n");
   LogInfo("listening on " + url + " (" + capacity.total.ToString() + "), state in " + home);

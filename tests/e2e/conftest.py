@@ -3,6 +3,7 @@ through the real `shoal` binary. Every test ends by checking that nothing it sta
 still running."""
 import json
 import os
+import re
 import signal
 import subprocess
 import time
@@ -71,6 +72,13 @@ class Shoal:
                 f"shoal {' '.join(args)} exited {result.returncode}, expected {check}\n"
                 f"stdout:\n{result.stdout}\nstderr:\n{result.stderr}")
         return result
+
+    def run_job(self, spec, *flags, check=None, timeout=300):
+        """`shoal run`: returns the result and the job's id."""
+        result = self.run("run", str(spec), *flags, check=check, timeout=timeout)
+        match = re.search(r"submitted (job-\d+)", result.stderr)
+        assert match, result.stderr
+        return result, match.group(1)
 
     def submit(self, spec: Path, *flags):
         return self.run("submit", str(spec), *flags, check=0).stdout.strip()

@@ -1,5 +1,8 @@
 """The job lifecycle end to end on the embedded local cluster, with real processes."""
+import json
+import os
 import re
+import signal
 import time
 
 import pytest
@@ -11,11 +14,10 @@ pytestmark = pytest.mark.slow
 
 def test_fashion_mnist_ddp_on_two_workers(shoal, tmp_path):
     shoal.start_server()
-    result = shoal.run("run", str(REPO / "examples/fashion-mnist-ddp/job.yaml"),
-                       "--command", "worker=/usr/bin/python3 train.py --epochs 1 --train-limit 1500 --test-limit 300",
-                       check=0)
+    result, job_id = shoal.run_job(
+        REPO / "examples/fashion-mnist-ddp/job.yaml",
+        "--command", "worker=/usr/bin/python3 train.py --epochs 1 --train-limit 1500 --test-limit 300", check=0)
     assert "SUCCEEDED" in result.stderr
-    job_id = re.search(r"submitted (job-\d+)", result.stderr).group(1)
     losses = []
     for index in (0, 1):
         log = shoal.logs(job_id, index=index)
@@ -39,11 +41,9 @@ roles:
     memory: 64M
     command: if [ "$SHOAL_INDEX" = 1 ]; then echo "bad things" >&2; exit 1; fi; sleep 60
 """)
-    result = shoal.run("run", str(spec), timeout=60)
-    assert result.returncode == 1, result.stderr
+    result, job_id = shoal.run_job(spec, check=1, timeout=60)
     assert "FAILED" in result.stderr
     assert "worker[1] failed: exit code 1: bad things" in result.stderr
-    job_id = re.search(r"submitted (job-\d+)", result.stderr).group(1)
     tasks = {t["index"]: t for t in shoal.status(job_id)["attempts"][-1]["tasks"]}
     assert tasks[1]["state"] == "FAILED" and tasks[1]["exit_code"] == 1
     assert tasks[0]["state"] == "KILLED" and tasks[2]["state"] == "KILLED"
@@ -64,7 +64,6 @@ roles:
 """)
     job_id = shoal.submit(spec)
     shoal.wait_state(job_id, "RUNNING")
-    shoal.wait_for_processes = None
     deadline = time.monotonic() + 10
     while len(shoal.job_processes(job_id)) < 10 and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -103,9 +102,8 @@ roles:
     memory: 64M
     command: echo "attempt $SHOAL_ATTEMPT"; [ "$SHOAL_ATTEMPT" -ge 2 ]
 """)
-    result = shoal.run("run", str(spec), check=0, timeout=60)
+    result, job_id = shoal.run_job(spec, check=0, timeout=60)
     assert "after 2 attempts" in result.stderr
-    job_id = re.search(r"submitted (job-\d+)", result.stderr).group(1)
     detail = shoal.status(job_id)
     assert [a["state"] for a in detail["attempts"]] == ["FAILED", "SUCCEEDED"]
     assert "attempt 1" in shoal.logs(job_id, attempt=1)
@@ -120,8 +118,7 @@ roles:
   worker: {instances: 2, cpus: 0.5, memory: 64M, command: sleep 0.5}
   ps: {instances: 1, cpus: 0.5, memory: 64M, command: sleep 300}
 """)
-    result = shoal.run("run", str(spec), check=0, timeout=60)
-    job_id = re.search(r"submitted (job-\d+)", result.stderr).group(1)
+    _, job_id = shoal.run_job(spec, check=0, timeout=60)
     ps = [t for t in shoal.status(job_id)["attempts"][-1]["tasks"] if t["role"] == "ps"][0]
     assert ps["state"] == "KILLED"
     assert "stopped after every worker finished" in ps["message"]
@@ -138,12 +135,10 @@ roles:
 """)
     job_id = shoal.submit(spec)
     shoal.wait_state(job_id, "RUNNING")
-    detail = shoal.wait_state(job_id, "RUNNING")
     time.sleep(0.5)
     agent = [p for p in shoal.job_processes(job_id)
              if b"container" in open(f"/proc/{p}/cmdline", "rb").read()]
     assert len(agent) == 1
-    import os, signal
     os.kill(agent[0], signal.SIGSTOP)  # the agent hangs: no more heartbeats
     detail = shoal.wait_state(job_id, "FAILED", timeout=30)
     task = detail["attempts"][-1]["tasks"][0]
@@ -193,3 +188,25 @@ roles:
         assert env["SHOAL_JOB_ID"] == job_id and env["SHOAL_ATTEMPT"] == "1" and env["SHOAL_ROLE"] == "worker"
         assert env["SHOAL_INDEX"] == str(rank) and env["SHOAL_AM_ADDR"].startswith("127.0.0.1:")
         assert env["SHARED"] == "role"
+
+
+def test_run_starts_the_embedded_server_once_and_reuses_it(shoal, tmp_path):
+    spec = write_spec(tmp_path, "name: auto\nroles: {worker: {cpus: 0.5, memory: 64M, command: 'echo hi'}}")
+    shoal.run_job(spec, check=0, timeout=60)
+    first = json.loads((shoal.home / "server.json").read_text())
+    _, second_id = shoal.run_job(spec, check=0, timeout=60)
+    assert json.loads((shoal.home / "server.json").read_text())["pid"] == first["pid"]
+    assert second_id == "job-2"
+    assert "hi" in shoal.logs(second_id)
+
+
+def test_logs_follow_prints_output_as_it_comes(shoal, tmp_path):
+    shoal.start_server()
+    spec = write_spec(tmp_path, """
+name: chatty
+roles:
+  worker: {cpus: 0.5, memory: 64M, command: 'for i in 1 2 3; do echo "line $i"; sleep 0.3; done'}
+""")
+    job_id = shoal.submit(spec)
+    followed = shoal.run("logs", job_id, "-f", check=0, timeout=30).stdout
+    assert followed.splitlines() == ["line 1", "line 2", "line 3"]

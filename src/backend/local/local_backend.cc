@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -42,6 +43,13 @@ int OpenLog(const std::string& path) {
   return open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 }
 
+// The AM's pid, from a handle this backend made; 0 (no process) for a damaged one.
+pid_t PidOf(const AttemptHandle& handle) {
+  char* end = nullptr;
+  long pid = std::strtol(handle.backend_id.c_str(), &end, 10);
+  return (end && *end == '\0' && pid > 0 && pid < (1L << 22)) ? static_cast<pid_t>(pid) : 0;
+}
+
 }  // namespace
 
 ClusterCapacity DetectLocalCapacity() {
@@ -77,7 +85,7 @@ Result<AttemptHandle> LocalBackend::StartAttempt(const AttemptLaunch& launch) {
 }
 
 std::optional<ExitInfo> LocalBackend::PollAttempt(const AttemptHandle& handle) {
-  pid_t pid = std::stoi(handle.backend_id);
+  pid_t pid = PidOf(handle);
   {
     std::lock_guard lock(mutex_);
     if (children_.count(pid)) {
@@ -92,7 +100,7 @@ std::optional<ExitInfo> LocalBackend::PollAttempt(const AttemptHandle& handle) {
 }
 
 void LocalBackend::KillAttempt(const AttemptLaunch& launch, const AttemptHandle& handle) {
-  pid_t pid = std::stoi(handle.backend_id);
+  pid_t pid = PidOf(handle);
   processes_.Signal(pid, SIGTERM);
   auto& clock = SystemClock::Instance();
   int64_t deadline = clock.NowMillis() + kill_grace_ms_;
@@ -113,7 +121,7 @@ void LocalBackend::CleanUpAttempt(const AttemptLaunch& launch) {
 }
 
 bool LocalBackend::AttemptAlive(const AttemptHandle& handle) const {
-  return ProcessExists(std::stoi(handle.backend_id));
+  return ProcessExists(PidOf(handle));
 }
 
 Result<std::string> LocalContainerLauncher::Launch(const ContainerLaunch& launch) {

@@ -1,5 +1,7 @@
 #include "collective/transport/tcp/context.h"
 
+#include <sched.h>
+
 #include <cerrno>
 
 namespace shoal::collective::transport::tcp {
@@ -57,7 +59,12 @@ Status Context::Drive(DoneFn done, Deadline deadline) {
       spin_until = now + spin_;
       continue;
     }
-    if (now < spin_until) continue;
+    if (now < spin_until) {
+      // Let a peer that shares this CPU run: loopback wake-ups tend to pull ranks
+      // onto one CPU, and spinning there would only delay the data we wait for.
+      sched_yield();
+      continue;
+    }
     if (now >= deadline) return Fail(DeadlineError(probed_for_ == deadline));
     if (now >= deadline - kProbeWindow && probed_for_ != deadline) {
       probed_for_ = deadline;
