@@ -31,24 +31,29 @@ Result<std::vector<std::string>> SpecFlags::Overrides() const {
   auto scalar = [&](const std::string& value, const char* path) {
     if (!value.empty()) out.push_back(std::string(path) + "=" + value);
   };
-  scalar(name, "name");
-  scalar(framework, "framework");
-  scalar(workdir, "workdir");
+  auto text = [&](const std::string& value, const char* path) {
+    if (!value.empty()) out.push_back(std::string(path) + ":=" + value);
+  };
+  text(name, "name");
+  text(framework, "framework");
+  text(workdir, "workdir");
   scalar(max_attempts, "max_attempts");
   scalar(heartbeat_timeout, "timeouts.heartbeat");
   scalar(register_timeout, "timeouts.register");
   scalar(job_timeout, "timeouts.job");
   for (const auto& e : env) {
     if (e.find('=') == std::string::npos) return InvalidArgument("--env '" + e + "': write NAME=VALUE");
-    out.push_back("env." + e);
+    size_t eq = e.find('=');
+    out.push_back("env." + e.substr(0, eq) + ":=" + e.substr(eq + 1));
   }
-  auto per_role = [&](const std::vector<std::string>& values, const char* flag, const char* field) -> Status {
+  auto per_role = [&](const std::vector<std::string>& values, const char* flag, const char* field,
+                      bool literal = false) -> Status {
     for (const auto& v : values) {
       size_t eq = v.find('=');
       if (eq == std::string::npos || eq == 0) {
         return InvalidArgument(std::string("--") + flag + " '" + v + "': write ROLE=VALUE, e.g. --" + flag + " worker=2");
       }
-      out.push_back("roles." + v.substr(0, eq) + "." + field + "=" + v.substr(eq + 1));
+      out.push_back("roles." + v.substr(0, eq) + "." + field + (literal ? ":=" : "=") + v.substr(eq + 1));
     }
     return Status::Ok();
   };
@@ -56,13 +61,15 @@ Result<std::vector<std::string>> SpecFlags::Overrides() const {
   RETURN_IF_ERROR(per_role(cpus, "cpus", "cpus"));
   RETURN_IF_ERROR(per_role(memory, "memory", "memory"));
   RETURN_IF_ERROR(per_role(gpus, "gpus", "gpus"));
-  RETURN_IF_ERROR(per_role(command, "command", "command"));
+  RETURN_IF_ERROR(per_role(command, "command", "command", /*literal=*/true));
   for (const auto& v : role_env) {
     size_t colon = v.find(':');
     if (colon == std::string::npos || colon == 0 || v.find('=', colon) == std::string::npos) {
       return InvalidArgument("--role-env '" + v + "': write ROLE:NAME=VALUE, e.g. --role-env worker:OMP_NUM_THREADS=1");
     }
-    out.push_back("roles." + v.substr(0, colon) + ".env." + v.substr(colon + 1));
+    std::string assignment = v.substr(colon + 1);
+    size_t eq = assignment.find('=');
+    out.push_back("roles." + v.substr(0, colon) + ".env." + assignment.substr(0, eq) + ":=" + assignment.substr(eq + 1));
   }
   out.insert(out.end(), set.begin(), set.end());
   return out;

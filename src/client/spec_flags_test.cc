@@ -15,8 +15,8 @@ TEST(SpecFlags, NamedFlagsBecomeOverrides) {
   flags.set = {"timeouts.job=1h"};
   auto overrides = flags.Overrides();
   ASSERT_TRUE(overrides.ok());
-  EXPECT_EQ(*overrides, (std::vector<std::string>{"name=n", "env.X=1", "roles.worker.instances=3",
-                                                  "roles.worker.memory=2G", "roles.worker.env.A=b=c",
+  EXPECT_EQ(*overrides, (std::vector<std::string>{"name:=n", "env.X:=1", "roles.worker.instances=3",
+                                                  "roles.worker.memory=2G", "roles.worker.env.A:=b=c",
                                                   "timeouts.job=1h"}));
 }
 
@@ -31,11 +31,12 @@ TEST(SpecFlags, MalformedFlagsAreRefused) {
 
 TEST(LoadSpec, FlagsAloneMakeAJobAndMissingFilesAreNamed) {
   SpecFlags flags;
-  flags.command = {"worker=true"};
+  flags.command = {"worker=echo \"a: b\"; [ 1 ] && true"};  // YAML would read a mapping here
   flags.instances = {"worker=2"};
   auto parsed = LoadSpec(flags);
   ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
   EXPECT_EQ(parsed->spec.roles[0].instances, 2);
+  EXPECT_EQ(parsed->spec.roles[0].command, "echo \"a: b\"; [ 1 ] && true");
 
   SpecFlags missing;
   missing.file = "/no/such/job.yaml";

@@ -8,9 +8,11 @@
 #include <thread>
 
 #include "common/log.h"
+#include "container/metric_line.h"
 #include "container/output_capture.h"
 #include "container/port_reservation.h"
 #include "container/progress_line.h"
+#include "container/resource_sampler.h"
 #include "master/am_protocol.h"
 
 namespace shoal {
@@ -107,19 +109,31 @@ int ContainerAgent::Run() {
     LogError("reporting the start to the AM: " + reply.status().ToString());
     SleepMillis(50);
   }
-  int code = Supervise(*pid, out_pipe[0], err_pipe[0], log_fd, heartbeat_ms);
+  ProcfsSampler sampler(clock_, env.count("CUDA_VISIBLE_DEVICES") ? env["CUDA_VISIBLE_DEVICES"] : "");
+  int code = Supervise(*pid, out_pipe[0], err_pipe[0], log_fd, heartbeat_ms, sampler);
   if (log_fd >= 0) close(log_fd);
   return code;
 }
 
-int ContainerAgent::Supervise(pid_t pid, int stdout_fd, int stderr_fd, int log_fd, int heartbeat_ms) {
+int ContainerAgent::Supervise(pid_t pid, int stdout_fd, int stderr_fd, int log_fd, int heartbeat_ms,
+                              ResourceSampler& sampler) {
   double progress = 0;
   bool progress_changed = false;
   std::string last_error_line;
+  Json metrics = Json::array();  // metric points not yet acknowledged by the AM
+  double rtt_ms = -1;
   OutputCapture capture(stdout_fd, stderr_fd, log_fd, [&](std::string_view line) {
     if (auto value = ParseProgressLine(line)) {
       progress_changed = progress_changed || *value != progress;
       progress = *value;
+    } else if (auto metric = ParseMetricLine(line)) {
+      for (const auto& [name, value] : metric->values) {
+        if (metrics.size() >= kMaxPendingMetrics) metrics.erase(metrics.begin());
+        metrics.push_back({{"t", clock_.WallMillis()},
+                           {"step", metric->step ? Json(*metric->step) : Json()},
+                           {"name", name},
+                           {"value", value}});
+      }
     } else if (line.find_first_not_of(" \t\r") != std::string_view::npos) {
       last_error_line.assign(line.substr(0, 300));
     }
@@ -139,6 +153,16 @@ int ContainerAgent::Supervise(pid_t pid, int stdout_fd, int stderr_fd, int log_f
     if (now >= next_heartbeat || progress_due) {
       Json beat = TaskBody();
       beat["progress"] = progress;
+      beat["metrics"] = metrics;
+      if (rtt_ms >= 0) beat["rtt_ms"] = rtt_ms;
+      if (now >= next_heartbeat) {
+        ResourceSample usage = sampler.Sample(pid);
+        beat["sample"] = {{"t", clock_.WallMillis()}, {"cpu", usage.cpu_percent}, {"rss", usage.rss_bytes},
+                          {"progress", progress},
+                          {"gpu_util", usage.gpu_util_percent ? Json(*usage.gpu_util_percent) : Json()},
+                          {"gpu_mem", usage.gpu_memory_bytes ? Json(*usage.gpu_memory_bytes) : Json()}};
+      }
+      int64_t sent = clock_.NowMillis();
       auto reply = am_.Post(am_protocol::kHeartbeat, beat, 5000);
       next_heartbeat = now + heartbeat_ms;
       if (progress_due) {
@@ -146,6 +170,8 @@ int ContainerAgent::Supervise(pid_t pid, int stdout_fd, int stderr_fd, int log_f
         last_progress_report = now;
       }
       if (reply.ok()) {
+        rtt_ms = static_cast<double>(clock_.NowMillis() - sent);
+        metrics = Json::array();
         am_silent_since = 0;
         if (!reply->value("keep_running", true)) stop_requested_ = true;
       } else if (reply.status().code() == StatusCode::kAborted || reply.status().code() == StatusCode::kNotFound) {

@@ -1,7 +1,8 @@
 // ContainerAgent: `shoal container`, one per task. It reserves the task's ports,
 // registers with the AM, waits for the cluster description, starts the user program
 // with the environment contract (docs/environment.md), captures its output into the task
-// log, reports progress in heartbeats, and reports how the program ended.
+// log, reports progress, resource samples and metric lines in heartbeats, and reports how
+// the program ended.
 //
 // Contract:
 //  - The user program runs in a process group of its own and dies with the agent
@@ -19,6 +20,7 @@
 #include "common/clock.h"
 #include "common/http_client.h"
 #include "common/process.h"
+#include "container/resource_sampler.h"
 
 namespace shoal {
 
@@ -44,7 +46,8 @@ class ContainerAgent {
  private:
   Json TaskBody() const;
   Result<Json> WaitForCluster();
-  int Supervise(pid_t pid, int stdout_fd, int stderr_fd, int log_fd, int heartbeat_ms);
+  static constexpr size_t kMaxPendingMetrics = 5000;
+  int Supervise(pid_t pid, int stdout_fd, int stderr_fd, int log_fd, int heartbeat_ms, ResourceSampler& sampler);
   void ReportExit(const ExitInfo& exit, const std::string& message);
 
   ContainerOptions options_;

@@ -102,7 +102,12 @@ void ApplicationMaster::InstallRoutes() {
     return Json::object();
   }));
   http_.Post(kHeartbeat, with_task([this](const TaskRef& ref, const Json& body) -> Result<Json> {
-    ASSIGN_OR_RETURN(bool keep_running, tracker_->Heartbeat(ref.role, ref.index, body.value("progress", -1.0)));
+    HeartbeatData data;
+    data.progress = body.value("progress", -1.0);
+    if (body.contains("sample")) data.sample = body["sample"];
+    if (body.contains("metrics") && body["metrics"].is_array()) data.metrics = body["metrics"];
+    data.rtt_ms = body.value("rtt_ms", -1.0);
+    ASSIGN_OR_RETURN(bool keep_running, tracker_->Heartbeat(ref.role, ref.index, data));
     return Json{{"keep_running", keep_running}};
   }));
   http_.Post(kExited, with_task([this](const TaskRef& ref, const Json& body) -> Result<Json> {
@@ -149,7 +154,16 @@ void ApplicationMaster::Report(bool final_report) {
   {
     std::lock_guard lock(mutex_);
     body = tracker_->Snapshot();
+    for (Json& entry : tracker_->TakeSeries()) unreported_series_.push_back(std::move(entry));
   }
+  // While the server is unreachable, keep the newest points only.
+  constexpr size_t kMaxUnreported = 2'000;
+  if (unreported_series_.size() > kMaxUnreported) {
+    unreported_series_.erase(unreported_series_.begin(),
+                             unreported_series_.begin() + static_cast<long>(unreported_series_.size() - kMaxUnreported));
+  }
+  last_report_ms_ = clock_.NowMillis();
+  body["series"] = unreported_series_;
   body["am_addr"] = am_addr_;
   body["final"] = final_report;
   int64_t version = body["version"].get<int64_t>();
@@ -158,6 +172,7 @@ void ApplicationMaster::Report(bool final_report) {
     auto reply = server_.Post(AttemptPath(options_) + "/report", body);
     if (reply.ok()) {
       reported_version_ = version;
+      unreported_series_ = Json::array();
       return;
     }
     if (clock_.NowMillis() >= give_up) {
@@ -171,7 +186,7 @@ void ApplicationMaster::Report(bool final_report) {
 void ApplicationMaster::Loop() {
   bool kill_applied = false;
   while (true) {
-    bool done;
+    bool done, series_due;
     int64_t version;
     {
       std::unique_lock lock(mutex_);
@@ -184,9 +199,11 @@ void ApplicationMaster::Loop() {
       for (int rank : tracker_->TasksToStop()) launcher_.Stop(tracker_->tasks()[rank].container_id, options_.stop_grace_ms);
       done = tracker_->Done();
       version = tracker_->version();
+      // Samples and metrics alone are reported about once a second.
+      series_due = tracker_->HasSeries() && clock_.NowMillis() - last_report_ms_ >= 1000;
     }
     changed_.notify_all();
-    if (version != reported_version_ || done) Report(done);
+    if (version != reported_version_ || done || series_due) Report(done);
     if (done) return;
     std::unique_lock lock(mutex_);
     changed_.wait_for(lock, std::chrono::milliseconds(20));

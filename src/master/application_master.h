@@ -67,6 +67,8 @@ class ApplicationMaster {
   std::atomic<bool> kill_requested_{false};
   std::string kill_reason_;
   int64_t reported_version_ = 0;
+  Json unreported_series_ = Json::array();  // kept until a report carrying it succeeds
+  int64_t last_report_ms_ = 0;
 };
 
 }  // namespace shoal

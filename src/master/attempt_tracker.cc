@@ -13,7 +13,8 @@ Json ToJson(const TaskStatus& task) {
               {"host", task.host},           {"ports", task.ports},         {"gpus", task.gpus},
               {"pid", task.pid},             {"progress", task.progress},   {"exit_code", task.exit_code},
               {"signal", task.signal},       {"message", task.message},     {"started_ms", task.started_ms},
-              {"finished_ms", task.finished_ms}, {"service", task.service}};
+              {"finished_ms", task.finished_ms}, {"service", task.service},
+              {"cpu", task.cpu_percent},     {"rss", task.rss_bytes},       {"heartbeat_rtt_ms", task.heartbeat_rtt_ms}};
 }
 
 AttemptTracker::AttemptTracker(const JobSpec& spec, std::string job_id, int attempt,
@@ -31,6 +32,8 @@ AttemptTracker::AttemptTracker(const JobSpec& spec, std::string job_id, int atte
       if (rank < static_cast<int>(task_gpus.size())) task.gpus = task_gpus[rank];
       task.last_heard_ms = started_at_ms_;
       tasks_.push_back(std::move(task));
+      pending_samples_.push_back(Json::array());
+      pending_metrics_.push_back(Json::array());
     }
   }
 }
@@ -108,10 +111,28 @@ Status AttemptTracker::Started(const std::string& role, int index, int pid) {
   return Status::Ok();
 }
 
-Result<bool> AttemptTracker::Heartbeat(const std::string& role, int index, double progress) {
+namespace {
+
+// Appends the points to a bounded buffer, dropping the oldest beyond `cap`.
+void AppendBounded(Json& buffer, const Json& points, size_t cap) {
+  for (const Json& point : points) buffer.push_back(point);
+  if (buffer.size() > cap) buffer.erase(buffer.begin(), buffer.begin() + static_cast<long>(buffer.size() - cap));
+}
+
+}  // namespace
+
+Result<bool> AttemptTracker::Heartbeat(const std::string& role, int index, const HeartbeatData& data) {
   TaskStatus* task = FindMutable(role, index);
   if (!task) return NotFound("this attempt has no task " + role + "[" + std::to_string(index) + "]");
   task->last_heard_ms = clock_.NowMillis();
+  double progress = data.progress;
+  if (data.rtt_ms >= 0) task->heartbeat_rtt_ms = data.rtt_ms;
+  if (data.sample.is_object()) {
+    task->cpu_percent = data.sample.value("cpu", 0.0);
+    task->rss_bytes = data.sample.value("rss", int64_t{0});
+    AppendBounded(pending_samples_[task->rank], Json::array({data.sample}), kMaxPending);
+  }
+  if (data.metrics.is_array() && !data.metrics.empty()) AppendBounded(pending_metrics_[task->rank], data.metrics, kMaxPending);
   if (std::isfinite(progress)) {
     progress = std::clamp(progress, 0.0, 1.0);
     if (progress != task->progress) {
@@ -249,6 +270,26 @@ bool AttemptTracker::Done() const {
   if (!IsFinal(state_)) return false;
   return std::all_of(tasks_.begin(), tasks_.end(),
                      [](const TaskStatus& t) { return t.container_ended || t.container_id.empty(); });
+}
+
+bool AttemptTracker::HasSeries() const {
+  for (size_t rank = 0; rank < tasks_.size(); ++rank) {
+    if (!pending_samples_[rank].empty() || !pending_metrics_[rank].empty()) return true;
+  }
+  return false;
+}
+
+Json AttemptTracker::TakeSeries() {
+  Json series = Json::array();
+  for (const auto& task : tasks_) {
+    Json& samples = pending_samples_[task.rank];
+    Json& metrics = pending_metrics_[task.rank];
+    if (samples.empty() && metrics.empty()) continue;
+    series.push_back({{"role", task.role}, {"index", task.index}, {"samples", samples}, {"metrics", metrics}});
+    samples = Json::array();
+    metrics = Json::array();
+  }
+  return series;
 }
 
 Json AttemptTracker::Snapshot() const {

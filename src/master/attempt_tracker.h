@@ -11,6 +11,8 @@
 //    and service tasks (ps) are stopped. Tasks stopped by Shoal end KILLED.
 //  - TasksToStop() lists tasks whose containers must now be stopped; each is listed once.
 //  - Done() is true once the attempt is final and no container is left.
+//  - Heartbeats' resource samples and metric points wait in bounded per-task buffers
+//    until TakeSeries() hands them to the AM's report.
 // Thread-safety: not thread-safe; the AM guards it with its mutex.
 #pragma once
 
@@ -41,6 +43,9 @@ struct TaskStatus {
   std::vector<int> gpus;
   int pid = 0;
   double progress = 0;
+  double cpu_percent = 0;       // latest sample
+  int64_t rss_bytes = 0;        // latest sample
+  double heartbeat_rtt_ms = -1; // the container's last heartbeat round trip
   int exit_code = -1;
   int signal = 0;
   std::string message;
@@ -51,6 +56,14 @@ struct TaskStatus {
   bool container_ended = false;
 
   std::string Name() const { return role + "[" + std::to_string(index) + "]"; }
+};
+
+// What a heartbeat carries besides "I am alive" (am_protocol.h).
+struct HeartbeatData {
+  double progress = -1;             // < 0: unchanged
+  Json sample;                      // {t, cpu, rss, progress, gpu_util, gpu_mem} or null
+  Json metrics = Json::array();     // [{t, step, name, value}]
+  double rtt_ms = -1;
 };
 
 Json ToJson(const TaskStatus& task);
@@ -66,7 +79,7 @@ class AttemptTracker {
   Status Register(const std::string& role, int index, const std::string& host, std::vector<int> ports);
   Status Started(const std::string& role, int index, int pid);
   // Returns whether the task should keep running (false: it is being stopped).
-  Result<bool> Heartbeat(const std::string& role, int index, double progress);
+  Result<bool> Heartbeat(const std::string& role, int index, const HeartbeatData& data);
   Status Exited(const std::string& role, int index, const ExitInfo& exit, const std::string& message);
   void ContainerEnded(const std::string& container_id, const ExitInfo& exit);
   void Kill(const std::string& reason);
@@ -83,6 +96,11 @@ class AttemptTracker {
   int64_t version() const { return version_; }
   const TaskStatus* Find(const std::string& role, int index) const;
   Json Snapshot() const;
+  // The samples and metric points received since the last call, per task, in the
+  // server's report format ("series"); each task keeps at most kMaxPending of each.
+  Json TakeSeries();
+  bool HasSeries() const;
+  static constexpr size_t kMaxPending = 20'000;
 
  private:
   TaskStatus* FindMutable(const std::string& role, int index);
@@ -96,6 +114,8 @@ class AttemptTracker {
   const Clock& clock_;
   int64_t started_at_ms_;
   std::vector<TaskStatus> tasks_;
+  std::vector<Json> pending_samples_;  // per rank
+  std::vector<Json> pending_metrics_;  // per rank
   AttemptState state_ = AttemptState::kStarting;
   std::string message_;
   int64_t version_ = 1;

@@ -94,7 +94,7 @@ TEST(AttemptTracker, SilentTasksAreLostAfterTheHeartbeatTimeout) {
   AttemptTracker tracker(Spec(2), "job-1", 1, {}, clock);
   StartAll(tracker);
   clock.Advance(6'000);
-  ASSERT_TRUE(tracker.Heartbeat("worker", 0, 0.5).ok());
+  ASSERT_TRUE(tracker.Heartbeat("worker", 0, {.progress = 0.5}).ok());
   clock.Advance(6'000);
   tracker.Tick();
   EXPECT_EQ(tracker.Find("worker", 0)->state, TaskState::kRunning);
@@ -102,7 +102,7 @@ TEST(AttemptTracker, SilentTasksAreLostAfterTheHeartbeatTimeout) {
   EXPECT_EQ(tracker.Find("worker", 1)->state, TaskState::kLost);
   EXPECT_EQ(tracker.state(), AttemptState::kFailed);
   EXPECT_NE(tracker.message().find("worker[1] was lost: no heartbeat"), std::string::npos) << tracker.message();
-  auto keep_going = tracker.Heartbeat("worker", 0, 0.6);
+  auto keep_going = tracker.Heartbeat("worker", 0, {.progress = 0.6});
   ASSERT_TRUE(keep_going.ok());
   EXPECT_FALSE(*keep_going) << "once the attempt failed, heartbeats are told to stop";
 }
@@ -127,7 +127,7 @@ TEST(AttemptTracker, JobTimeoutAndKill) {
   AttemptTracker timed(spec, "job-1", 1, {}, clock);
   StartAll(timed);
   clock.Advance(4'000);
-  ASSERT_TRUE(timed.Heartbeat("worker", 0, 0.1).ok());
+  ASSERT_TRUE(timed.Heartbeat("worker", 0, {.progress = 0.1}).ok());
   clock.Advance(2'000);
   timed.Tick();
   EXPECT_EQ(timed.state(), AttemptState::kFailed);
@@ -178,6 +178,31 @@ TEST(AttemptTracker, WaitingForTheOthersIsBoundByTheRegistrationTimeout) {
   clock.Advance(6'000);
   tracker.Tick();
   EXPECT_EQ(tracker.state(), AttemptState::kFailed);
+}
+
+TEST(AttemptTracker, HeartbeatsCarrySamplesAndMetricsToTheReport) {
+  FakeClock clock;
+  AttemptTracker tracker(Spec(2), "job-1", 1, {}, clock);
+  StartAll(tracker);
+  HeartbeatData beat;
+  beat.sample = {{"t", 5}, {"cpu", 87.5}, {"rss", 1024}, {"progress", 0.2}};
+  beat.metrics = {{{"t", 5}, {"step", 10}, {"name", "loss"}, {"value", 0.5}}};
+  beat.rtt_ms = 1.5;
+  ASSERT_TRUE(tracker.Heartbeat("worker", 1, beat).ok());
+  EXPECT_EQ(tracker.Find("worker", 1)->cpu_percent, 87.5);
+  EXPECT_EQ(tracker.Snapshot()["tasks"][1]["heartbeat_rtt_ms"], 1.5);
+  Json series = tracker.TakeSeries();
+  ASSERT_EQ(series.size(), 1u) << "only the task that sent something";
+  EXPECT_EQ(series[0]["index"], 1);
+  EXPECT_EQ(series[0]["samples"][0]["rss"], 1024);
+  EXPECT_EQ(series[0]["metrics"][0]["name"], "loss");
+  EXPECT_TRUE(tracker.TakeSeries().empty()) << "taken once";
+  HeartbeatData flood;
+  for (size_t i = 0; i < AttemptTracker::kMaxPending + 10; ++i) flood.metrics.push_back({{"t", i}, {"name", "x"}, {"value", 1}});
+  ASSERT_TRUE(tracker.Heartbeat("worker", 0, flood).ok());
+  Json bounded = tracker.TakeSeries();
+  EXPECT_EQ(bounded[0]["metrics"].size(), AttemptTracker::kMaxPending);
+  EXPECT_EQ(bounded[0]["metrics"][0]["t"], 10) << "the oldest are dropped";
 }
 
 TEST(TaskState, Moves) {

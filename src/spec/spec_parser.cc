@@ -297,7 +297,12 @@ Status ApplyOverride(YAML::Node& root, const std::string& assignment, SourceMap&
   if (eq == std::string::npos || eq == 0) {
     return InvalidArgument("'" + assignment + "' is not a field assignment; write path=value, e.g. roles.worker.instances=4");
   }
-  std::string path = assignment.substr(0, eq);
+  if (eq == 1 && assignment[0] == ':') {
+    return InvalidArgument("'" + assignment + "' is not a field assignment; write path:=text, e.g. name:=my-job");
+  }
+  // "path:=value" takes the value as text; "path=value" reads it as YAML.
+  bool literal = assignment[eq - 1] == ':';
+  std::string path = assignment.substr(0, literal ? eq - 1 : eq);
   std::string text = assignment.substr(eq + 1);
   std::vector<std::string> keys;
   size_t start = 0;
@@ -310,12 +315,14 @@ Status ApplyOverride(YAML::Node& root, const std::string& assignment, SourceMap&
   for (const auto& key : keys) {
     if (key.empty()) return InvalidArgument("'" + path + "' is not a field path; write e.g. roles.worker.instances");
   }
-  YAML::Node value;
-  try {
-    value = YAML::Load(text);
-    if (!value.IsDefined() || value.IsNull()) value = YAML::Node(text);
-  } catch (const std::exception&) {
-    value = YAML::Node(text);
+  YAML::Node value(text);
+  if (!literal) {
+    try {
+      value = YAML::Load(text);
+      if (!value.IsDefined() || value.IsNull()) value = YAML::Node(text);
+    } catch (const std::exception&) {
+      value = YAML::Node(text);
+    }
   }
   if (!root.IsMap()) root = YAML::Node(YAML::NodeType::Map);
   YAML::Node node;

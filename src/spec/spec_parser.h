@@ -6,6 +6,7 @@
 //    commands), each with its line, as one InvalidArgument.
 //  - Overrides ("roles.worker.instances=3", from `--set` and the named flags) are applied
 //    to the document before it is read, so they are validated like the file; flags win.
+//    "path=value" reads the value as YAML (3 is a number); "path:=value" takes it as text.
 //  - Relative workdir values are resolved against `base_dir` (the spec file's folder).
 //  - Framework-specific and capacity checks live elsewhere (runtime/, spec/fit.h); they
 //    report through the returned SourceMap.

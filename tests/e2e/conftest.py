@@ -15,9 +15,9 @@ SHOAL = os.environ.get("SHOAL_BIN", str(Path(__file__).resolve().parents[2] / "b
 REPO = Path(__file__).resolve().parents[2]
 
 
-def processes_with_env(marker: str):
-    """Pids of processes whose environment holds `marker` (NAME=value)."""
-    needle = marker.encode() + b"\0"
+def processes_with_env(*markers: str):
+    """Pids of processes whose environment holds every one of `markers` (NAME=value)."""
+    needles = [m.encode() + b"\0" for m in markers]
     found = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit() or int(entry) == os.getpid():
@@ -27,7 +27,7 @@ def processes_with_env(marker: str):
                 env = f.read()
         except OSError:
             continue
-        if env.startswith(needle) or b"\0" + needle in env:
+        if all(env.startswith(n) or b"\0" + n in env for n in needles):
             found.append(int(entry))
     return found
 
@@ -96,7 +96,7 @@ class Shoal:
                         check=0).stdout
 
     def job_processes(self, job_id):
-        return processes_with_env(f"SHOAL_JOB_ID={job_id}")
+        return processes_with_env(f"SHOAL_JOB_ID={job_id}", f"SHOAL_HOME={self.home}")
 
 
 def write_spec(directory: Path, text: str, name="job.yaml") -> Path:

@@ -1,0 +1,57 @@
+// ResourceSampler: what a task's processes use, sampled by its container once a heartbeat
+// for the web UI's charts.
+//
+// Contract:
+//  - Sample(pid) sums CPU time and resident memory over the program: the process, every
+//    descendant (even one that left its process group, as `timeout` does) and every
+//    process of its group. cpu_percent is the share of one core used since the previous
+//    call (0 on the first); rss_bytes is current. CPU time of descendants that already
+//    ended is not counted.
+//  - GPU figures are present only when the task was given GPUs and nvidia-smi answers;
+//    they are read at most every 5 seconds (nvidia-smi is slow) and repeated between.
+//  - ProcfsSampler reads /proc; tests use a fake of this interface.
+// Thread-safety: one caller.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "common/clock.h"
+
+namespace shoal {
+
+struct ResourceSample {
+  double cpu_percent = 0;
+  int64_t rss_bytes = 0;
+  std::optional<double> gpu_util_percent;
+  std::optional<int64_t> gpu_memory_bytes;
+};
+
+class ResourceSampler {
+ public:
+  virtual ~ResourceSampler() = default;
+  virtual ResourceSample Sample(pid_t pid) = 0;
+};
+
+class ProcfsSampler final : public ResourceSampler {
+ public:
+  // visible_gpus: the task's CUDA_VISIBLE_DEVICES ("" for none).
+  ProcfsSampler(const Clock& clock, std::string visible_gpus);
+  ResourceSample Sample(pid_t pid) override;
+
+ private:
+  void SampleGpus();
+
+  const Clock& clock_;
+  std::string visible_gpus_;
+  int64_t last_ticks_ = -1;
+  int64_t last_time_ms_ = 0;
+  int64_t last_gpu_ms_ = -1'000'000;
+  std::optional<double> gpu_util_;
+  std::optional<int64_t> gpu_memory_;
+};
+
+}  // namespace shoal
