@@ -7,6 +7,7 @@
 #include <chrono>
 #include <thread>
 
+#include "common/files.h"
 #include "common/log.h"
 #include "container/metric_line.h"
 #include "container/output_capture.h"
@@ -73,6 +74,11 @@ int ContainerAgent::Run() {
   }
   auto env = CurrentEnvironment();
   for (const auto& [key, value] : (*cluster)["env"].items()) env[key] = value.get<std::string>();
+  if (Status s = MakeDirectories(options_.task_dir); !s.ok()) {
+    ReportExit({127, 0}, s.message());
+    return 0;
+  }
+  env["SHOAL_TASK_DIR"] = options_.task_dir;
   std::string command = (*cluster)["command"].get<std::string>();
   std::string workdir = (*cluster)["workdir"].get<std::string>();
   int heartbeat_ms = (*cluster).value("heartbeat_ms", 1000);

@@ -31,6 +31,7 @@ struct ContainerOptions {
   std::string role;
   int index = 0;
   std::string log_path;
+  std::string task_dir;  // created before the program starts; SHOAL_TASK_DIR
   std::string host = "127.0.0.1";
   int ports = 1;
   int register_timeout_ms = 120'000;

@@ -18,6 +18,7 @@ int ContainerCommand(int argc, char** argv) {
   app.add_option("--role", options.role, "the task's role")->required();
   app.add_option("--index", options.index, "the task's index in its role")->required();
   app.add_option("--log", options.log_path, "the task's log file")->required();
+  app.add_option("--task-dir", options.task_dir, "the task's own directory (SHOAL_TASK_DIR)")->required();
   app.add_option("--host", options.host, "the address other tasks reach this one on");
   try {
     app.parse(argc, argv);

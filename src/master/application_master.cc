@@ -66,6 +66,7 @@ Result<Json> ApplicationMaster::HandleCluster(const httplib::Request& req) {
   if (IsFinal(tracker_->state())) return Aborted("the attempt has ended (" + tracker_->message() + ")");
   if (!tracker_->AllRegistered()) return Json{{"ready", false}};
   ClusterView cluster = tracker_->Cluster(am_addr_);
+  cluster.services = services_;
   const TaskEndpoint* self = cluster.Find(ref.role, ref.index);
   const RoleSpec* role = spec_.FindRole(ref.role);
   EnvMap env = spec_.env;
@@ -128,6 +129,17 @@ Status ApplicationMaster::StartServer() {
   return Status::Ok();
 }
 
+Status ApplicationMaster::StartFrameworkServices() {
+  if (FindFramework(spec_.framework)->NeedsRabitTracker()) {
+    const RoleSpec* workers = spec_.FindRole("worker");
+    rabit_tracker_ = std::make_unique<RabitTracker>(workers ? workers->instances : spec_.TotalTasks());
+    ASSIGN_OR_RETURN(int port, rabit_tracker_->Start(options_.bind_host));
+    services_[kRabitTrackerService] = options_.bind_host + ":" + std::to_string(port);
+    LogInfo("serving the Rabit tracker at " + services_[kRabitTrackerService]);
+  }
+  return Status::Ok();
+}
+
 void ApplicationMaster::LaunchContainers() {
   auto env = CurrentEnvironment();
   for (const TaskStatus& task : std::vector<TaskStatus>(tracker_->tasks())) {
@@ -138,7 +150,7 @@ void ApplicationMaster::LaunchContainers() {
                            task.index,
                            {options_.shoal_executable, "container", "--am", am_addr_, "--job", options_.job_id,
                             "--attempt", std::to_string(options_.attempt), "--role", task.role, "--index",
-                            std::to_string(task.index), "--log", base + ".log"},
+                            std::to_string(task.index), "--log", base + ".log", "--task-dir", base},
                            env,
                            options_.attempt_dir,
                            base + ".agent.log"};
@@ -219,10 +231,15 @@ int ApplicationMaster::Run() {
     LogError(s.ToString());
     return 1;
   }
+  if (Status s = StartFrameworkServices(); !s.ok()) {
+    LogError(s.ToString());
+    return 1;
+  }
   LogInfo("attempt " + std::to_string(options_.attempt) + " of " + options_.job_id + ": serving containers at " + am_addr_);
   Report(false);
   LaunchContainers();
   Loop();
+  if (rabit_tracker_) rabit_tracker_->Stop();
   std::lock_guard lock(mutex_);
   LogInfo("attempt ended " + std::string(Name(tracker_->state())) + ": " + tracker_->message());
   return tracker_->state() == AttemptState::kSucceeded ? 0 : 1;

@@ -2,6 +2,7 @@
 // launches one container per task through the backend's ContainerLauncher, serves the
 // container protocol (am_protocol.h), builds the cluster description once every task
 // has registered, applies the failure policy, and reports the attempt to the server.
+// For XGBoost jobs it also serves the Rabit tracker.
 //
 // Contract:
 //  - Run() returns the process exit code once the attempt is over and every container
@@ -15,6 +16,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -23,6 +25,7 @@
 #include "common/clock.h"
 #include "common/http_client.h"
 #include "master/attempt_tracker.h"
+#include "master/rabit_tracker.h"
 
 namespace shoal {
 
@@ -47,6 +50,7 @@ class ApplicationMaster {
  private:
   Status FetchAttempt();
   Status StartServer();
+  Status StartFrameworkServices();
   void LaunchContainers();
   void Loop();
   void Report(bool final_report);
@@ -62,6 +66,8 @@ class ApplicationMaster {
   std::unique_ptr<AttemptTracker> tracker_;
   httplib::Server http_;
   std::string am_addr_;
+  std::map<std::string, std::string> services_;  // framework endpoints the AM serves
+  std::unique_ptr<RabitTracker> rabit_tracker_;
   std::mutex mutex_;
   std::condition_variable changed_;
   std::atomic<bool> kill_requested_{false};

@@ -7,6 +7,7 @@
 // Thread-safety: a value type.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -28,9 +29,13 @@ struct ClusterView {
   int attempt = 1;
   std::string am_addr;  // host:port of the application master
   std::vector<TaskEndpoint> tasks;
+  // Endpoints the AM serves for the job, by name (the Rabit tracker for XGBoost).
+  std::map<std::string, std::string> services;
 
   const TaskEndpoint* Find(const std::string& role, int index) const;
   int CountRole(const std::string& role) const;
 };
+
+inline constexpr const char* kRabitTrackerService = "rabit_tracker";
 
 }  // namespace shoal

@@ -52,9 +52,50 @@ TEST(Environment, PyTorchGetsTorchrunVariables) {
   EXPECT_EQ(env["CUDA_VISIBLE_DEVICES"], "1,3");
 }
 
+TEST(Environment, TensorFlowConfigLeavesTheEvaluatorOut) {
+  ClusterView cluster;
+  cluster.job_id = "job-9";
+  cluster.tasks = {{"chief", 0, 0, "h0", {100}, {}}, {"worker", 0, 1, "h1", {101}, {}}, {"worker", 1, 2, "h2", {102}, {}},
+                   {"ps", 0, 3, "h3", {103}, {}}, {"evaluator", 0, 4, "h4", {104}, {}}};
+  JobSpec spec = Spec("tensorflow");
+  const auto* tf = FindFramework("tensorflow");
+  EnvMap worker = tf->TaskEnvironment(spec, cluster, cluster.tasks[2]);
+  Json config = Json::parse(worker["TF_CONFIG"]);
+  EXPECT_EQ(config["cluster"], Json::parse(R"({"chief": ["h0:100"], "worker": ["h1:101", "h2:102"], "ps": ["h3:103"]})"));
+  EXPECT_EQ(config["task"], Json::parse(R"({"type": "worker", "index": 1})"));
+  EXPECT_EQ(Json::parse(worker["TF_CLUSTER_DEF"]), config["cluster"]);
+  EXPECT_EQ(worker["TF_ROLE"], "worker");
+  EXPECT_EQ(worker["TF_INDEX"], "1");
+  Json evaluator = Json::parse(tf->TaskEnvironment(spec, cluster, cluster.tasks[4])["TF_CONFIG"]);
+  EXPECT_FALSE(evaluator["cluster"].contains("evaluator"));
+  EXPECT_EQ(evaluator["task"]["type"], "evaluator");
+}
+
+TEST(Environment, MxNetFindsTheScheduler) {
+  ClusterView cluster;
+  cluster.tasks = {{"scheduler", 0, 0, "h0", {9000}, {}}, {"server", 0, 1, "h1", {9001}, {}},
+                   {"worker", 0, 2, "h2", {9002}, {}}, {"worker", 1, 3, "h3", {9003}, {}}};
+  EnvMap env = FindFramework("mxnet")->TaskEnvironment(Spec("mxnet"), cluster, cluster.tasks[1]);
+  EXPECT_EQ(env["DMLC_ROLE"], "server");
+  EXPECT_EQ(env["DMLC_PS_ROOT_URI"], "h0");
+  EXPECT_EQ(env["DMLC_PS_ROOT_PORT"], "9000");
+  EXPECT_EQ(env["DMLC_NUM_SERVER"], "1");
+  EXPECT_EQ(env["DMLC_NUM_WORKER"], "2");
+}
+
+TEST(Environment, XgboostFindsTheTracker) {
+  ClusterView cluster = TwoWorkers();
+  cluster.services[kRabitTrackerService] = "127.0.0.1:9091";
+  EnvMap env = FindFramework("xgboost")->TaskEnvironment(Spec("xgboost"), cluster, cluster.tasks[1]);
+  EXPECT_EQ(env["DMLC_TRACKER_URI"], "127.0.0.1");
+  EXPECT_EQ(env["DMLC_TRACKER_PORT"], "9091");
+  EXPECT_EQ(env["DMLC_TASK_ID"], "1");
+  EXPECT_EQ(env["DMLC_NUM_WORKER"], "2");
+}
+
 TEST(Registry, KnowsItsFrameworks) {
-  EXPECT_EQ(KnownFrameworks(), (std::vector<std::string>{"generic", "pytorch"}));
-  EXPECT_EQ(FindFramework("tensorflow"), nullptr);
+  EXPECT_EQ(KnownFrameworks(), (std::vector<std::string>{"generic", "pytorch", "tensorflow", "mxnet", "xgboost"}));
+  EXPECT_EQ(FindFramework("caffe2"), nullptr);
 }
 
 }  // namespace

@@ -27,6 +27,8 @@ class FrameworkAdapter {
   virtual ~FrameworkAdapter() = default;
   virtual std::string name() const = 0;
   virtual std::vector<SpecIssue> Validate(const JobSpec& spec) const { return {}; }
+  // Whether the AM must serve a Rabit tracker (ClusterView::services[kRabitTrackerService]).
+  virtual bool NeedsRabitTracker() const { return false; }
   virtual EnvMap TaskEnvironment(const JobSpec& spec, const ClusterView& cluster, const TaskEndpoint& self) const = 0;
 };
 

@@ -17,4 +17,23 @@ class PyTorchFramework final : public FrameworkAdapter {
   EnvMap TaskEnvironment(const JobSpec& spec, const ClusterView& cluster, const TaskEndpoint& self) const override;
 };
 
+class TensorFlowFramework final : public FrameworkAdapter {
+ public:
+  std::string name() const override { return "tensorflow"; }
+  EnvMap TaskEnvironment(const JobSpec& spec, const ClusterView& cluster, const TaskEndpoint& self) const override;
+};
+
+class MxNetFramework final : public FrameworkAdapter {
+ public:
+  std::string name() const override { return "mxnet"; }
+  EnvMap TaskEnvironment(const JobSpec& spec, const ClusterView& cluster, const TaskEndpoint& self) const override;
+};
+
+class XgboostFramework final : public FrameworkAdapter {
+ public:
+  std::string name() const override { return "xgboost"; }
+  bool NeedsRabitTracker() const override { return true; }
+  EnvMap TaskEnvironment(const JobSpec& spec, const ClusterView& cluster, const TaskEndpoint& self) const override;
+};
+
 }  // namespace shoal

@@ -6,7 +6,10 @@ namespace {
 const std::vector<const FrameworkAdapter*>& All() {
   static const GenericFramework generic;
   static const PyTorchFramework pytorch;
-  static const std::vector<const FrameworkAdapter*> all = {&generic, &pytorch};
+  static const TensorFlowFramework tensorflow;
+  static const MxNetFramework mxnet;
+  static const XgboostFramework xgboost;
+  static const std::vector<const FrameworkAdapter*> all = {&generic, &pytorch, &tensorflow, &mxnet, &xgboost};
   return all;
 }
 

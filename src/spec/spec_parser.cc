@@ -10,6 +10,7 @@
 
 #include "common/files.h"
 #include "common/units.h"
+#include "spec/framework_roles.h"
 
 namespace shoal {
 namespace {
@@ -92,10 +93,41 @@ class SpecReader {
       Issue("roles", "must map role names to their settings", "e.g. roles: {worker: {instances: 2, command: ...}}");
     } else {
       for (auto it = roles.begin(); it != roles.end(); ++it) {
-        spec.roles.push_back(ReadRole(it->first.Scalar(), it->second));
+        spec.roles.push_back(ReadRole(spec.framework, it->first.Scalar(), it->second));
       }
+      CheckFrameworkRoles(spec);
     }
     return spec;
+  }
+
+  // A framework with a role vocabulary: every role must be one of its, required roles
+  // must be there, and some allow only one task.
+  void CheckFrameworkRoles(const JobSpec& spec) {
+    const FrameworkRoles* rules = RolesOf(spec.framework);
+    if (!rules) return;
+    std::vector<std::string> names;
+    for (const auto& rule : rules->roles) names.push_back(rule.name);
+    for (const auto& role : spec.roles) {
+      const RoleRule* rule = nullptr;
+      for (const auto& r : rules->roles) {
+        if (r.name == role.name) rule = &r;
+      }
+      if (!rule) {
+        Issue("roles." + role.name, spec.framework + " jobs have no role '" + role.name + "'",
+              "use the roles " + spec.framework + " knows: " + Join(names));
+      } else if (rule->max_instances > 0 && role.instances > rule->max_instances) {
+        Issue("roles." + role.name + ".instances",
+              spec.framework + " allows at most " + std::to_string(rule->max_instances) + " " + role.name +
+                  " task (got " + std::to_string(role.instances) + ")",
+              "set instances: " + std::to_string(rule->max_instances));
+      }
+    }
+    for (const auto& rule : rules->roles) {
+      if (rule.required && !spec.FindRole(rule.name)) {
+        Issue("roles", "a " + spec.framework + " job needs a '" + rule.name + "' role",
+              "add roles." + rule.name + " with its instances and command");
+      }
+    }
   }
 
  private:
@@ -227,10 +259,10 @@ class SpecReader {
     read("job", &timeouts->job_ms, true);
   }
 
-  RoleSpec ReadRole(const std::string& name, const YAML::Node& node) {
+  RoleSpec ReadRole(const std::string& framework, const std::string& name, const YAML::Node& node) {
     RoleSpec role;
     role.name = name;
-    role.service = name == "ps";
+    role.service = DefaultService(framework, name);
     std::string prefix = "roles." + name;
     static const std::regex kRoleName("[A-Za-z][A-Za-z0-9_-]{0,63}");
     if (!std::regex_match(name, kRoleName)) {

@@ -132,6 +132,36 @@ TEST(ParseJobSpec, RefusesBadSpecs) {
   }
 }
 
+TEST(ParseJobSpec, FrameworksKnowTheirRoles) {
+  auto options = Options();
+  options.known_frameworks = {"generic", "tensorflow", "mxnet"};
+  auto tf = ParseJobSpec("framework: tensorflow\nroles:\n  ps: {instances: 2, command: t}\n  worker: {instances: 3, command: t}\n"
+                         "  chief: {command: t}\n  evaluator: {command: t}\n", options);
+  ASSERT_TRUE(tf.ok()) << tf.status().ToString();
+  EXPECT_TRUE(tf->spec.FindRole("ps")->service);
+  EXPECT_TRUE(tf->spec.FindRole("evaluator")->service);
+  EXPECT_FALSE(tf->spec.FindRole("chief")->service);
+
+  auto scheduler = ParseJobSpec("framework: tensorflow\nroles:\n  worker: {command: t}\n  scheduler: {command: t}\n", options);
+  ASSERT_FALSE(scheduler.ok());
+  EXPECT_NE(scheduler.status().message().find("job.yaml:4: roles.scheduler: tensorflow jobs have no role 'scheduler'"),
+            std::string::npos) << scheduler.status().message();
+  auto no_workers = ParseJobSpec("framework: tensorflow\nroles:\n  ps: {command: t}\n", options);
+  ASSERT_FALSE(no_workers.ok());
+  EXPECT_NE(no_workers.status().message().find("needs a 'worker' role"), std::string::npos);
+  auto two_chiefs = ParseJobSpec("framework: tensorflow\nroles:\n  worker: {command: t}\n  chief: {instances: 2, command: t}\n", options);
+  ASSERT_FALSE(two_chiefs.ok());
+  EXPECT_NE(two_chiefs.status().message().find("at most 1 chief"), std::string::npos);
+
+  auto mx = ParseJobSpec("framework: mxnet\nroles:\n  scheduler: {command: t}\n  server: {command: t}\n  worker: {command: t}\n", options);
+  ASSERT_TRUE(mx.ok()) << mx.status().ToString();
+  EXPECT_TRUE(mx->spec.FindRole("scheduler")->service);
+  EXPECT_TRUE(mx->spec.FindRole("server")->service);
+  auto explicit_service = ParseJobSpec("framework: tensorflow\nroles:\n  worker: {command: t}\n  evaluator: {command: t, service: false}\n", options);
+  ASSERT_TRUE(explicit_service.ok());
+  EXPECT_FALSE(explicit_service->spec.FindRole("evaluator")->service) << "an explicit setting wins";
+}
+
 TEST(EditDistance, Basics) {
   EXPECT_EQ(EditDistance("instances", "instances"), 0u);
   EXPECT_EQ(EditDistance("instnces", "instances"), 1u);
