@@ -1,0 +1,88 @@
+"""Each framework's distributed mode, with programs that use the variables exactly as the
+framework's own launcher would set them."""
+import hashlib
+import re
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO, write_spec
+
+pytestmark = pytest.mark.slow
+PROGRAMS = Path(__file__).parent / "programs"
+
+
+def tasks_of(detail):
+    return {(t["role"], t["index"]): t for t in detail["attempts"][-1]["tasks"]}
+
+
+def test_tensorflow_cluster_fully_connects_and_ps_is_stopped(shoal, tmp_path):
+    shoal.start_server()
+    spec = write_spec(tmp_path, f"""
+name: tf-probe
+framework: tensorflow
+roles:
+  chief:  {{instances: 1, cpus: 0.25, memory: 64M, command: /usr/bin/python3 {PROGRAMS}/tf_config_probe.py}}
+  worker: {{instances: 3, cpus: 0.25, memory: 64M, command: /usr/bin/python3 {PROGRAMS}/tf_config_probe.py}}
+  ps:     {{instances: 2, cpus: 0.25, memory: 64M, command: /usr/bin/python3 {PROGRAMS}/tf_config_probe.py}}
+""")
+    _, job_id = shoal.run_job(spec, check=0, timeout=120)
+    tasks = tasks_of(shoal.status(job_id))
+    for role, count in (("chief", 1), ("worker", 3), ("ps", 2)):
+        for index in range(count):
+            log = shoal.logs(job_id, role=role, index=index)
+            assert f"{role}:{index} reached 5 of 5 peers" in log, log
+            assert f"{role}:{index} heard from 5 peers" in log, log
+    assert tasks[("ps", 0)]["state"] == "KILLED" and tasks[("ps", 1)]["state"] == "KILLED"
+    assert "stopped after every worker finished" in tasks[("ps", 0)]["message"]
+    assert shoal.job_processes(job_id) == []
+
+
+def test_mxnet_servers_and_workers_reach_the_scheduler(shoal, tmp_path):
+    shoal.start_server()
+    command = f"/usr/bin/python3 {PROGRAMS}/mxnet_probe.py"
+    spec = write_spec(tmp_path, f"""
+name: mxnet-probe
+framework: mxnet
+roles:
+  scheduler: {{cpus: 0.25, memory: 64M, command: {command}}}
+  server: {{instances: 2, cpus: 0.25, memory: 64M, command: {command}}}
+  worker: {{instances: 2, cpus: 0.25, memory: 64M, command: {command}}}
+""")
+    _, job_id = shoal.run_job(spec, check=0, timeout=120)
+    scheduler_log = shoal.logs(job_id, role="scheduler")
+    assert "all 4 registered: ['server:0', 'server:1', 'worker:0', 'worker:1']" in scheduler_log
+    for index in (0, 1):
+        assert "registered with the scheduler" in shoal.logs(job_id, role="worker", index=index)
+    tasks = tasks_of(shoal.status(job_id))
+    assert tasks[("scheduler", 0)]["state"] == "KILLED" and tasks[("server", 1)]["state"] == "KILLED"
+    assert shoal.job_processes(job_id) == []
+
+
+@pytest.mark.parametrize("workers", [2, 3])
+def test_xgboost_workers_train_one_model_through_shoals_tracker(shoal, workers):
+    shoal.start_server()
+    _, job_id = shoal.run_job(REPO / "examples/xgboost-distributed/job.yaml", "--instances", f"worker={workers}",
+                              check=0, timeout=120)
+    digests = set()
+    for index in range(workers):
+        log = shoal.logs(job_id, index=index)
+        assert f"rank {index} of {workers}" in log, log
+        digests.add(re.search(r"model sha256: ([0-9a-f]+)", log).group(1))
+        model = Path(shoal.home / "jobs" / job_id / "attempt-1" / f"worker-{index}" / f"model-{index}.json")
+        assert hashlib.sha256(model.read_bytes()).hexdigest() in digests
+    assert len(digests) == 1, "every rank must end with the identical model"
+
+
+@pytest.mark.parametrize("label,text,message", [
+    ("unknown framework", "framework: theano\nroles: {worker: {command: 'true'}}", "unknown framework 'theano'"),
+    ("a role tensorflow does not know", "framework: tensorflow\nroles: {worker: {command: 'true'}, scheduler: {command: 'true'}}",
+     "tensorflow jobs have no role 'scheduler'"),
+    ("tensorflow without workers", "framework: tensorflow\nroles: {ps: {command: 'true'}}", "needs a 'worker' role"),
+    ("mxnet without a scheduler", "framework: mxnet\nroles: {worker: {command: 'true'}}", "needs a 'scheduler' role"),
+])
+def test_framework_mistakes_are_refused_before_anything_starts(shoal, tmp_path, label, text, message):
+    result = shoal.run("run", str(write_spec(tmp_path, text)))
+    assert result.returncode == 2, result.stderr
+    assert message in result.stderr
+    assert not (shoal.home / "server.json").exists()
