@@ -66,6 +66,16 @@ std::vector<RoleLine> RoleLines(const Json& detail) {
 
 }  // namespace
 
+std::string BoardUrl(const Json& detail) {
+  if (detail.contains("board_url") && detail["board_url"].is_string()) return detail["board_url"];
+  const Json& attempts = detail["attempts"];
+  if (attempts.is_array() && !attempts.empty() && attempts.back().contains("board_url") &&
+      attempts.back()["board_url"].is_string()) {
+    return attempts.back()["board_url"];
+  }
+  return "";
+}
+
 std::string ProgressBar(double fraction, int width) {
   fraction = std::clamp(fraction, 0.0, 1.0);
   int filled = static_cast<int>(fraction * width + 0.5);
@@ -82,6 +92,7 @@ std::string RenderStatus(const Json& d) {
       << ", attempt " << d["attempt"] << " of " << d["max_attempts"] << ", submitted " << Time(d["created_ms"])
       << ", ran " << Duration(d) << "\n";
   if (!d.value("message", "").empty()) out << "  " << d["message"].get<std::string>() << "\n";
+  if (std::string board = BoardUrl(d); !board.empty()) out << "  board: " << board << "\n";
   const Json& tasks = LatestTasks(d);
   if (!tasks.empty()) {
     out << "\n  " << Pad("TASK", 14) << Pad("STATE", 11) << Pad("HOST", 16) << Pad("PID", 8) << Pad("PROGRESS", 9)

@@ -19,6 +19,8 @@ std::string RenderList(const Json& list);
 std::string RenderSummary(const Json& detail);
 // "[########------------]  42%"
 std::string ProgressBar(double fraction, int width);
+// The URL of the job's board while it runs, or "".
+std::string BoardUrl(const Json& detail);
 
 class LiveView {
  public:

@@ -66,6 +66,12 @@ void RaiseListenBacklog(int port) {
 }  // namespace
 
 Result<int> BindServer(httplib::Server& server, const std::string& host, int port) {
+  // cpp-httplib sets SO_REUSEPORT by default, which lets a second server bind the same
+  // port and take half of the first one's connections. Shoal wants a busy port refused.
+  server.set_socket_options([](int sock) {
+    int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+  });
   if (port == 0) {
     port = server.bind_to_any_port(host.c_str());
     if (port <= 0) return Unavailable("cannot listen on " + host);

@@ -107,8 +107,29 @@ int ContainerAgent::Run() {
     ReportExit({127, 0}, pid.status().message());
     return 0;
   }
+  pid_t board = 0;
   Json started = TaskBody();
   started["pid"] = *pid;
+  if (cluster->contains("board_command") && ports.ports().size() > 1) {
+    int board_port = ports.ports()[1];
+    auto board_env = env;
+    board_env["SHOAL_BOARD_PORT"] = std::to_string(board_port);
+    int board_log = open((options_.task_dir + "/board.log").c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    auto spawned = processes_.Spawn({.argv = {"/bin/sh", "-c", (*cluster)["board_command"].get<std::string>()},
+                                     .env = board_env,
+                                     .cwd = workdir,
+                                     .new_process_group = true,
+                                     .parent_death_signal = SIGKILL,
+                                     .stdout_fd = board_log,
+                                     .stderr_fd = board_log});
+    if (board_log >= 0) close(board_log);
+    if (spawned.ok()) {
+      board = *spawned;
+      started["board_url"] = "http://" + options_.host + ":" + std::to_string(board_port) + "/";
+    } else {
+      LogError("the board did not start: " + spawned.status().message());
+    }
+  }
   for (int attempt = 0; attempt < 20; ++attempt) {
     auto reply = am_.Post(am_protocol::kStarted, started, 5000);
     if (reply.ok() || reply.status().code() != StatusCode::kUnavailable) break;
@@ -117,6 +138,10 @@ int ContainerAgent::Run() {
   }
   ProcfsSampler sampler(clock_, env.count("CUDA_VISIBLE_DEVICES") ? env["CUDA_VISIBLE_DEVICES"] : "");
   int code = Supervise(*pid, out_pipe[0], err_pipe[0], log_fd, heartbeat_ms, sampler);
+  if (board != 0) {
+    processes_.SignalGroup(board, SIGKILL);  // the board lives as long as its task
+    processes_.Wait(board);
+  }
   if (log_fd >= 0) close(log_fd);
   return code;
 }

@@ -72,11 +72,13 @@ Result<Json> ApplicationMaster::HandleCluster(const httplib::Request& req) {
   EnvMap env = spec_.env;
   for (const auto& [k, v] : role->env) env[k] = v;
   for (const auto& [k, v] : FindFramework(spec_.framework)->TaskEnvironment(spec_, cluster, *self)) env[k] = v;
-  return Json{{"ready", true},
-              {"env", env},
-              {"command", role->command},
-              {"workdir", spec_.workdir},
-              {"heartbeat_ms", options_.heartbeat_interval_ms}};
+  Json reply{{"ready", true},
+             {"env", env},
+             {"command", role->command},
+             {"workdir", spec_.workdir},
+             {"heartbeat_ms", options_.heartbeat_interval_ms}};
+  if (RunsBoard(ref.role, ref.index)) reply["board_command"] = spec_.board.command;
+  return reply;
 }
 
 void ApplicationMaster::InstallRoutes() {
@@ -99,7 +101,7 @@ void ApplicationMaster::InstallRoutes() {
     return Json::object();
   }));
   http_.Post(kStarted, with_task([this](const TaskRef& ref, const Json& body) -> Result<Json> {
-    RETURN_IF_ERROR(tracker_->Started(ref.role, ref.index, body.value("pid", 0)));
+    RETURN_IF_ERROR(tracker_->Started(ref.role, ref.index, body.value("pid", 0), body.value("board_url", "")));
     return Json::object();
   }));
   http_.Post(kHeartbeat, with_task([this](const TaskRef& ref, const Json& body) -> Result<Json> {
@@ -129,6 +131,10 @@ Status ApplicationMaster::StartServer() {
   return Status::Ok();
 }
 
+bool ApplicationMaster::RunsBoard(const std::string& role, int index) const {
+  return !spec_.board.command.empty() && spec_.board.role == role && spec_.board.index == index;
+}
+
 Status ApplicationMaster::StartFrameworkServices() {
   if (FindFramework(spec_.framework)->NeedsRabitTracker()) {
     const RoleSpec* workers = spec_.FindRole("worker");
@@ -150,7 +156,8 @@ void ApplicationMaster::LaunchContainers() {
                            task.index,
                            {options_.shoal_executable, "container", "--am", am_addr_, "--job", options_.job_id,
                             "--attempt", std::to_string(options_.attempt), "--role", task.role, "--index",
-                            std::to_string(task.index), "--log", base + ".log", "--task-dir", base},
+                            std::to_string(task.index), "--log", base + ".log", "--task-dir", base, "--ports",
+                            RunsBoard(task.role, task.index) ? "2" : "1"},
                            env,
                            options_.attempt_dir,
                            base + ".agent.log"};

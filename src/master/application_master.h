@@ -51,6 +51,7 @@ class ApplicationMaster {
   Status FetchAttempt();
   Status StartServer();
   Status StartFrameworkServices();
+  bool RunsBoard(const std::string& role, int index) const;
   void LaunchContainers();
   void Loop();
   void Report(bool final_report);

@@ -101,10 +101,11 @@ Status AttemptTracker::Register(const std::string& role, int index, const std::s
   return Status::Ok();
 }
 
-Status AttemptTracker::Started(const std::string& role, int index, int pid) {
+Status AttemptTracker::Started(const std::string& role, int index, int pid, const std::string& board_url) {
   TaskStatus* task = FindMutable(role, index);
   if (!task) return NotFound("this attempt has no task " + role + "[" + std::to_string(index) + "]");
   task->pid = pid;
+  task->board_url = board_url;
   task->started_ms = clock_.WallMillis();
   task->last_heard_ms = clock_.NowMillis();
   Move(*task, TaskState::kRunning, "");
@@ -295,7 +296,12 @@ Json AttemptTracker::TakeSeries() {
 Json AttemptTracker::Snapshot() const {
   Json tasks = Json::array();
   for (const auto& task : tasks_) tasks.push_back(ToJson(task));
-  return Json{{"state", Name(state_)}, {"message", message_}, {"tasks", tasks}, {"version", version_}};
+  Json snapshot{{"state", Name(state_)}, {"message", message_}, {"tasks", tasks}, {"version", version_}};
+  for (const auto& task : tasks_) {
+    // The board is up while its task runs.
+    if (!task.board_url.empty() && task.state == TaskState::kRunning) snapshot["board_url"] = task.board_url;
+  }
+  return snapshot;
 }
 
 }  // namespace shoal

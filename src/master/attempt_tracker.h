@@ -46,6 +46,7 @@ struct TaskStatus {
   double cpu_percent = 0;       // latest sample
   int64_t rss_bytes = 0;        // latest sample
   double heartbeat_rtt_ms = -1; // the container's last heartbeat round trip
+  std::string board_url;        // the board running beside this task, if any
   int exit_code = -1;
   int signal = 0;
   std::string message;
@@ -77,7 +78,7 @@ class AttemptTracker {
   void Launched(int rank, const std::string& container_id);
   void LaunchFailed(int rank, const std::string& reason);
   Status Register(const std::string& role, int index, const std::string& host, std::vector<int> ports);
-  Status Started(const std::string& role, int index, int pid);
+  Status Started(const std::string& role, int index, int pid, const std::string& board_url = "");
   // Returns whether the task should keep running (false: it is being stopped).
   Result<bool> Heartbeat(const std::string& role, int index, const HeartbeatData& data);
   Status Exited(const std::string& role, int index, const ExitInfo& exit, const std::string& message);

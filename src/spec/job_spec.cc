@@ -53,6 +53,7 @@ Json ToJson(const JobSpec& spec) {
               {"roles", roles},
               {"env", spec.env},
               {"max_attempts", spec.max_attempts},
+              {"board", {{"command", spec.board.command}, {"role", spec.board.role}, {"index", spec.board.index}}},
               {"timeouts",
                {{"heartbeat_ms", spec.timeouts.heartbeat_ms},
                 {"register_ms", spec.timeouts.register_ms},
@@ -72,6 +73,11 @@ JobSpec JobSpecFromJson(const Json& json) {
     spec.timeouts.heartbeat_ms = t.value("heartbeat_ms", spec.timeouts.heartbeat_ms);
     spec.timeouts.register_ms = t.value("register_ms", spec.timeouts.register_ms);
     spec.timeouts.job_ms = t.value("job_ms", spec.timeouts.job_ms);
+  }
+  if (json.contains("board")) {
+    spec.board.command = json["board"].value("command", "");
+    spec.board.role = json["board"].value("role", "");
+    spec.board.index = json["board"].value("index", 0);
   }
   for (const Json& r : json.value("roles", Json::array())) {
     RoleSpec role;

@@ -39,6 +39,14 @@ struct Timeouts {
   int64_t job_ms = 0;              // 0: no limit on an attempt's run time
 };
 
+// A board: a web tool (TensorBoard or any) that runs beside one task, on a port reserved
+// for it ($SHOAL_BOARD_PORT); its URL is shown by `shoal status` and the web UI.
+struct BoardSpec {
+  std::string command;  // empty: no board
+  std::string role;     // the task it runs beside (default: the first role's task 0)
+  int index = 0;
+};
+
 struct JobSpec {
   std::string name;
   std::string framework = "generic";
@@ -48,6 +56,7 @@ struct JobSpec {
   std::map<std::string, std::string> env;
   int max_attempts = 1;
   Timeouts timeouts;
+  BoardSpec board;
 
   int TotalTasks() const;
   Resources TotalResources() const;

@@ -15,7 +15,9 @@
 namespace shoal {
 namespace {
 
-const std::vector<std::string> kJobFields = {"name", "framework", "workdir", "roles", "env", "max_attempts", "timeouts"};
+const std::vector<std::string> kJobFields = {"name", "framework", "workdir", "roles", "env", "max_attempts", "timeouts",
+                                             "board"};
+const std::vector<std::string> kBoardFields = {"command", "role", "index"};
 const std::vector<std::string> kRoleFields = {"instances", "cpus", "memory", "gpus", "command",
                                               "env", "service", "tolerate_failure"};
 const std::vector<std::string> kTimeoutFields = {"heartbeat", "register", "job"};
@@ -97,7 +99,33 @@ class SpecReader {
       }
       CheckFrameworkRoles(spec);
     }
+    if (auto n = root["board"]) ReadBoard(n, spec);
     return spec;
+  }
+
+  void ReadBoard(const YAML::Node& node, JobSpec& spec) {
+    if (!node.IsMap()) {
+      Issue("board", "must be a mapping", "e.g. board: {command: tensorboard --logdir logs --port $SHOAL_BOARD_PORT}");
+      return;
+    }
+    CheckKnownFields(node, "board", kBoardFields);
+    BoardSpec& board = spec.board;
+    if (auto n = node["command"]) ReadString(n, "board.command", &board.command);
+    if (board.command.find_first_not_of(" \t\n") == std::string::npos) {
+      Issue("board.command", "is missing or empty",
+            "give the board's command; it must listen on $SHOAL_BOARD_PORT, e.g. "
+            "tensorboard --logdir logs --port $SHOAL_BOARD_PORT --bind_all");
+    }
+    if (auto n = node["index"]) ReadInt(n, "board.index", &board.index);
+    if (auto n = node["role"]) ReadString(n, "board.role", &board.role);
+    if (board.role.empty() && !spec.roles.empty()) board.role = spec.roles.front().name;
+    const RoleSpec* role = spec.FindRole(board.role);
+    if (!role) {
+      if (!spec.roles.empty()) Issue("board.role", "the job has no role '" + board.role + "'", "name one of the job's roles");
+    } else if (board.index < 0 || board.index >= role->instances) {
+      Issue("board.index", "role " + board.role + " has tasks 0 to " + std::to_string(role->instances - 1) +
+                               ", not " + std::to_string(board.index), "pick one of them");
+    }
   }
 
   // A framework with a role vocabulary: every role must be one of its, required roles

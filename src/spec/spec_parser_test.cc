@@ -162,6 +162,21 @@ TEST(ParseJobSpec, FrameworksKnowTheirRoles) {
   EXPECT_FALSE(explicit_service->spec.FindRole("evaluator")->service) << "an explicit setting wins";
 }
 
+TEST(ParseJobSpec, Board) {
+  auto board = ParseJobSpec("roles: {worker: {instances: 2, command: t}}\nboard: {command: 'tb --port $SHOAL_BOARD_PORT', index: 1}",
+                            Options());
+  ASSERT_TRUE(board.ok()) << board.status().ToString();
+  EXPECT_EQ(board->spec.board.role, "worker");
+  EXPECT_EQ(board->spec.board.index, 1);
+  EXPECT_EQ(JobSpecFromJson(ToJson(board->spec)).board.command, "tb --port $SHOAL_BOARD_PORT");
+  for (const char* bad : {"roles: {worker: {command: t}}\nboard: {index: 0}",
+                          "roles: {worker: {command: t}}\nboard: {command: tb, role: ps}",
+                          "roles: {worker: {command: t}}\nboard: {command: tb, index: 3}",
+                          "roles: {worker: {command: t}}\nboard: tb"}) {
+    EXPECT_FALSE(ParseJobSpec(bad, Options()).ok()) << bad;
+  }
+}
+
 TEST(EditDistance, Basics) {
   EXPECT_EQ(EditDistance("instances", "instances"), 0u);
   EXPECT_EQ(EditDistance("instnces", "instances"), 1u);
