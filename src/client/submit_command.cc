@@ -13,6 +13,7 @@
 #include "common/files.h"
 #include "runtime/framework.h"
 #include "spec/fit.h"
+#include "spec/shipping.h"
 
 namespace shoal {
 namespace {
@@ -43,6 +44,8 @@ Result<std::pair<HttpJsonClient, std::string>> ValidateAndSubmit(const ClientCon
     capacity = CapacityFromJson(cluster);
   }
   std::vector<SpecIssue> issues = CheckFits(parsed.spec, capacity);
+  auto shipping_issues = CheckShippedFiles(parsed.spec);
+  issues.insert(issues.end(), shipping_issues.begin(), shipping_issues.end());
   auto framework_issues = FindFramework(parsed.spec.framework)->Validate(parsed.spec);
   issues.insert(issues.end(), framework_issues.begin(), framework_issues.end());
   RETURN_IF_ERROR(FormatIssues(issues, parsed.sources));

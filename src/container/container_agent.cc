@@ -9,6 +9,7 @@
 
 #include "common/files.h"
 #include "common/log.h"
+#include "container/localizer.h"
 #include "container/metric_line.h"
 #include "container/output_capture.h"
 #include "container/port_reservation.h"
@@ -79,6 +80,13 @@ int ContainerAgent::Run() {
     return 0;
   }
   env["SHOAL_TASK_DIR"] = options_.task_dir;
+  if (Status s = Localize(cluster->value("files", Json::array()), cluster->value("archives", Json::array()),
+                          options_.task_dir, processes_, env);
+      !s.ok()) {
+    LogError(s.ToString());
+    ReportExit({127, 0}, "before the program started: " + s.message());
+    return 0;
+  }
   std::string command = (*cluster)["command"].get<std::string>();
   std::string workdir = (*cluster)["workdir"].get<std::string>();
   int heartbeat_ms = (*cluster).value("heartbeat_ms", 1000);

@@ -78,6 +78,9 @@ Result<Json> ApplicationMaster::HandleCluster(const httplib::Request& req) {
              {"workdir", spec_.workdir},
              {"heartbeat_ms", options_.heartbeat_interval_ms}};
   if (RunsBoard(ref.role, ref.index)) reply["board_command"] = spec_.board.command;
+  Json spec_json = ToJson(spec_);
+  reply["files"] = spec_json["files"];
+  reply["archives"] = spec_json["archives"];
   return reply;
 }
 

@@ -34,6 +34,8 @@ const RoleSpec* JobSpec::FindRole(const std::string& name) const {
 }
 
 Json ToJson(const JobSpec& spec) {
+  Json archives = Json::array();
+  for (const auto& a : spec.archives) archives.push_back({{"path", a.path}, {"name", a.name}, {"prepend", a.prepend}});
   Json roles = Json::array();
   for (const auto& role : spec.roles) {
     roles.push_back({{"name", role.name},
@@ -54,6 +56,8 @@ Json ToJson(const JobSpec& spec) {
               {"env", spec.env},
               {"max_attempts", spec.max_attempts},
               {"board", {{"command", spec.board.command}, {"role", spec.board.role}, {"index", spec.board.index}}},
+              {"files", spec.files},
+              {"archives", archives},
               {"timeouts",
                {{"heartbeat_ms", spec.timeouts.heartbeat_ms},
                 {"register_ms", spec.timeouts.register_ms},
@@ -78,6 +82,11 @@ JobSpec JobSpecFromJson(const Json& json) {
     spec.board.command = json["board"].value("command", "");
     spec.board.role = json["board"].value("role", "");
     spec.board.index = json["board"].value("index", 0);
+  }
+  spec.files = json.value("files", std::vector<std::string>{});
+  for (const Json& a : json.value("archives", Json::array())) {
+    spec.archives.push_back({a.value("path", ""), a.value("name", ""),
+                             a.value("prepend", std::map<std::string, std::vector<std::string>>{})});
   }
   for (const Json& r : json.value("roles", Json::array())) {
     RoleSpec role;

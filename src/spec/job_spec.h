@@ -47,6 +47,14 @@ struct BoardSpec {
   int index = 0;
 };
 
+// An archive shipped to every task: unpacked into <task dir>/<name>; the listed variables
+// get paths inside it prepended (PYTHONPATH: "." puts the unpacked folder first).
+struct ArchiveSpec {
+  std::string path;  // absolute
+  std::string name;
+  std::map<std::string, std::vector<std::string>> prepend;
+};
+
 struct JobSpec {
   std::string name;
   std::string framework = "generic";
@@ -57,6 +65,8 @@ struct JobSpec {
   int max_attempts = 1;
   Timeouts timeouts;
   BoardSpec board;
+  std::vector<std::string> files;     // absolute paths, copied into every task's directory
+  std::vector<ArchiveSpec> archives;
 
   int TotalTasks() const;
   Resources TotalResources() const;

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <exception>
 #include <functional>
+#include <cstring>
 #include <regex>
 
 #include "common/files.h"
@@ -16,7 +17,9 @@ namespace shoal {
 namespace {
 
 const std::vector<std::string> kJobFields = {"name", "framework", "workdir", "roles", "env", "max_attempts", "timeouts",
-                                             "board"};
+                                             "board", "files", "archives"};
+const std::vector<std::string> kArchiveFields = {"path", "name", "prepend"};
+const std::vector<std::string> kPrependable = {"PATH", "PYTHONPATH", "LD_LIBRARY_PATH"};
 const std::vector<std::string> kBoardFields = {"command", "role", "index"};
 const std::vector<std::string> kRoleFields = {"instances", "cpus", "memory", "gpus", "command",
                                               "env", "service", "tolerate_failure"};
@@ -100,7 +103,110 @@ class SpecReader {
       CheckFrameworkRoles(spec);
     }
     if (auto n = root["board"]) ReadBoard(n, spec);
+    if (auto n = root["files"]) ReadFiles(n, spec);
+    if (auto n = root["archives"]) ReadArchives(n, spec);
     return spec;
+  }
+
+  // A local path or file:// URI, made absolute against the spec's folder.
+  std::string ResolvePath(std::string path) {
+    if (path.starts_with("file://")) path = path.substr(7);
+    return AbsolutePath(path.starts_with("/") ? path : options_.base_dir + "/" + path);
+  }
+
+  bool IsSupportedLocation(const std::string& field, const std::string& location) {
+    size_t scheme = location.find("://");
+    if (scheme != std::string::npos && !location.starts_with("file://")) {
+      Issue(field, "'" + location + "': only local paths and file:// URIs can be shipped so far",
+            "copy it to a shared or local path first");
+      return false;
+    }
+    return true;
+  }
+
+  void ReadFiles(const YAML::Node& node, JobSpec& spec) {
+    if (!node.IsSequence()) {
+      Issue("files", "must be a list of paths", "e.g. files: [config.json, vocab.txt]");
+      return;
+    }
+    for (size_t i = 0; i < node.size(); ++i) {
+      std::string field = "files[" + std::to_string(i) + "]", path;
+      if (ReadString(node[i], field, &path) && IsSupportedLocation(field, path)) spec.files.push_back(ResolvePath(path));
+    }
+  }
+
+  void ReadArchives(const YAML::Node& node, JobSpec& spec) {
+    if (!node.IsSequence()) {
+      Issue("archives", "must be a list", "e.g. archives: [{path: env.tar.gz, prepend: {PYTHONPATH: [.]}}]");
+      return;
+    }
+    static const std::regex kName("[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}");
+    for (size_t i = 0; i < node.size(); ++i) {
+      std::string field = "archives[" + std::to_string(i) + "]";
+      const YAML::Node& entry = node[i];
+      ArchiveSpec archive;
+      if (entry.IsScalar()) {
+        archive.path = entry.Scalar();
+      } else if (entry.IsMap()) {
+        CheckKnownFields(entry, field, kArchiveFields);
+        if (auto n = entry["path"]) ReadString(n, field + ".path", &archive.path);
+        if (auto n = entry["name"]) ReadString(n, field + ".name", &archive.name);
+        if (auto n = entry["prepend"]) ReadPrepend(n, field + ".prepend", &archive.prepend);
+      } else {
+        Issue(field, "must be a path or a mapping with path, name and prepend", "e.g. - {path: env.tar.gz}");
+        continue;
+      }
+      if (archive.path.empty()) {
+        Issue(field + ".path", "is missing", "give the archive's path (.tar.gz, .tgz, .tar or .zip)");
+        continue;
+      }
+      if (!IsSupportedLocation(field + ".path", archive.path)) continue;
+      archive.path = ResolvePath(archive.path);
+      if (archive.name.empty()) {
+        std::string base = archive.path.substr(archive.path.rfind('/') + 1);
+        for (const char* ext : {".tar.gz", ".tgz", ".tar", ".zip"}) {
+          if (base.ends_with(ext)) {
+            base.resize(base.size() - std::strlen(ext));
+            break;
+          }
+        }
+        archive.name = base;
+      }
+      if (!std::regex_match(archive.name, kName) || archive.name == "." || archive.name == "..") {
+        Issue(field + ".name", "'" + archive.name + "' is not a folder name", "use letters, digits, '.', '_' and '-'");
+        continue;
+      }
+      spec.archives.push_back(std::move(archive));
+    }
+  }
+
+  void ReadPrepend(const YAML::Node& node, const std::string& field,
+                   std::map<std::string, std::vector<std::string>>* prepend) {
+    if (!node.IsMap()) {
+      Issue(field, "must map variables to paths inside the archive", "e.g. prepend: {PYTHONPATH: [.], PATH: [bin]}");
+      return;
+    }
+    for (auto it = node.begin(); it != node.end(); ++it) {
+      std::string var = it->first.IsScalar() ? it->first.Scalar() : "";
+      if (std::find(kPrependable.begin(), kPrependable.end(), var) == kPrependable.end()) {
+        Issue(field + "." + var, "only PATH, PYTHONPATH and LD_LIBRARY_PATH can be prepended", "remove it");
+        continue;
+      }
+      std::vector<std::string> paths;
+      if (it->second.IsScalar()) {
+        paths.push_back(it->second.Scalar());
+      } else if (it->second.IsSequence()) {
+        for (const auto& p : it->second) {
+          if (p.IsScalar()) paths.push_back(p.Scalar());
+        }
+      }
+      for (const auto& p : paths) {
+        if (p.starts_with("/") || p.find("..") != std::string::npos) {
+          Issue(field + "." + var, "'" + p + "' must be a path inside the archive", "write it relative, e.g. lib");
+        }
+      }
+      (*prepend)[var] = paths;
+    }
   }
 
   void ReadBoard(const YAML::Node& node, JobSpec& spec) {

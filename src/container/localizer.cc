@@ -1,0 +1,72 @@
+#include "container/localizer.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "common/files.h"
+#include "spec/shipping.h"
+
+namespace shoal {
+namespace {
+
+Status Unpack(const std::string& archive, const std::string& into, ProcessLauncher& processes,
+              const std::map<std::string, std::string>& env) {
+  ArchiveFormat format = DetectArchiveFormat(archive);
+  std::vector<std::string> argv;
+  switch (format) {
+    case ArchiveFormat::kGzip:
+    case ArchiveFormat::kTar: argv = {"tar", "-xf", archive, "-C", into}; break;
+    case ArchiveFormat::kZip: argv = {"unzip", "-q", "-o", archive, "-d", into}; break;
+    case ArchiveFormat::kUnknown:
+      return InvalidArgument("'" + archive + "' is not an archive (.tar.gz, .tgz, .tar or .zip)");
+  }
+  std::string log = into + ".unpack.log";
+  int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  auto pid = processes.Spawn({.argv = argv, .env = env, .stdout_fd = fd, .stderr_fd = fd});
+  if (fd >= 0) close(fd);
+  if (!pid.ok()) return pid.status().WithContext("cannot unpack '" + archive + "'");
+  ExitInfo exit = processes.Wait(*pid);
+  if (!exit.success()) {
+    auto detail = ReadFile(log);
+    return Unavailable("cannot unpack '" + archive + "': " + argv[0] + " " + exit.Describe() +
+                       (detail.ok() && !detail->empty() ? ": " + detail->substr(0, 300) : ""));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status Localize(const Json& files, const Json& archives, const std::string& task_dir, ProcessLauncher& processes,
+                std::map<std::string, std::string>& env) {
+  namespace fs = std::filesystem;
+  for (const Json& file : files) {
+    std::string from = file.get<std::string>();
+    std::error_code ec;
+    fs::copy_file(from, fs::path(task_dir) / fs::path(from).filename(), fs::copy_options::overwrite_existing, ec);
+    if (ec) return Unavailable("cannot ship '" + from + "' to the task: " + ec.message());
+  }
+  std::map<std::string, std::vector<std::string>> prepends;
+  for (const Json& archive : archives) {
+    std::string into = task_dir + "/" + archive["name"].get<std::string>();
+    RETURN_IF_ERROR(MakeDirectories(into));
+    RETURN_IF_ERROR(Unpack(archive["path"].get<std::string>(), into, processes, env));
+    const Json prepend = archive.value("prepend", Json::object());
+    for (const auto& [var, paths] : prepend.items()) {
+      for (const Json& path : paths) {
+        prepends[var].push_back(fs::path(into + "/" + path.get<std::string>()).lexically_normal().string());
+      }
+    }
+  }
+  for (const auto& [var, paths] : prepends) {
+    std::string value;
+    for (const auto& path : paths) value += (value.empty() ? "" : ":") + path;
+    auto current = env.find(var);
+    if (current != env.end() && !current->second.empty()) value += ":" + current->second;
+    env[var] = value;
+  }
+  return Status::Ok();
+}
+
+}  // namespace shoal
