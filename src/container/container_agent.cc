@@ -93,50 +93,19 @@ int ContainerAgent::Run() {
 
   int log_fd = open(options_.log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (log_fd < 0) LogError("cannot open the task log " + options_.log_path);
-  int out_pipe[2], err_pipe[2];
-  if (pipe2(out_pipe, O_CLOEXEC) != 0 || pipe2(err_pipe, O_CLOEXEC) != 0) {
-    ReportExit({127, 0}, "cannot create pipes for the program's output");
-    return 0;
-  }
   ports.Release();
-  auto pid = processes_.Spawn({.argv = {"/bin/sh", "-c", command},
-                               .env = env,
-                               .cwd = workdir,
-                               .new_process_group = true,
-                               .parent_death_signal = SIGKILL,
-                               .stdout_fd = out_pipe[1],
-                               .stderr_fd = err_pipe[1]});
-  close(out_pipe[1]);
-  close(err_pipe[1]);
-  if (!pid.ok()) {
-    close(out_pipe[0]);
-    close(err_pipe[0]);
+  Json process_envs = cluster->value("processes", Json::array({Json::object()}));
+  auto programs = StartPrograms(command, workdir, env, process_envs);
+  if (!programs.ok()) {
     if (log_fd >= 0) close(log_fd);
-    ReportExit({127, 0}, pid.status().message());
+    ReportExit({127, 0}, programs.status().message());
     return 0;
   }
-  pid_t board = 0;
   Json started = TaskBody();
-  started["pid"] = *pid;
+  started["pid"] = programs->pids.front();
+  pid_t board = 0;
   if (cluster->contains("board_command") && ports.ports().size() > 1) {
-    int board_port = ports.ports()[1];
-    auto board_env = env;
-    board_env["SHOAL_BOARD_PORT"] = std::to_string(board_port);
-    int board_log = open((options_.task_dir + "/board.log").c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    auto spawned = processes_.Spawn({.argv = {"/bin/sh", "-c", (*cluster)["board_command"].get<std::string>()},
-                                     .env = board_env,
-                                     .cwd = workdir,
-                                     .new_process_group = true,
-                                     .parent_death_signal = SIGKILL,
-                                     .stdout_fd = board_log,
-                                     .stderr_fd = board_log});
-    if (board_log >= 0) close(board_log);
-    if (spawned.ok()) {
-      board = *spawned;
-      started["board_url"] = "http://" + options_.host + ":" + std::to_string(board_port) + "/";
-    } else {
-      LogError("the board did not start: " + spawned.status().message());
-    }
+    board = StartBoard((*cluster)["board_command"], workdir, env, ports.ports()[1], started);
   }
   for (int attempt = 0; attempt < 20; ++attempt) {
     auto reply = am_.Post(am_protocol::kStarted, started, 5000);
@@ -145,7 +114,7 @@ int ContainerAgent::Run() {
     SleepMillis(50);
   }
   ProcfsSampler sampler(clock_, env.count("CUDA_VISIBLE_DEVICES") ? env["CUDA_VISIBLE_DEVICES"] : "");
-  int code = Supervise(*pid, out_pipe[0], err_pipe[0], log_fd, heartbeat_ms, sampler);
+  int code = Supervise(*programs, log_fd, heartbeat_ms, sampler);
   if (board != 0) {
     processes_.SignalGroup(board, SIGKILL);  // the board lives as long as its task
     processes_.Wait(board);
@@ -154,14 +123,72 @@ int ContainerAgent::Run() {
   return code;
 }
 
-int ContainerAgent::Supervise(pid_t pid, int stdout_fd, int stderr_fd, int log_fd, int heartbeat_ms,
-                              ResourceSampler& sampler) {
+Result<ContainerAgent::Programs> ContainerAgent::StartPrograms(const std::string& command, const std::string& workdir,
+                                                              const std::map<std::string, std::string>& env,
+                                                              const Json& process_envs) {
+  Programs programs;
+  bool several = process_envs.size() > 1;
+  for (size_t local = 0; local < process_envs.size(); ++local) {
+    int out_pipe[2], err_pipe[2];
+    if (pipe2(out_pipe, O_CLOEXEC) != 0) return ResourceExhausted("cannot create pipes for the program's output");
+    if (pipe2(err_pipe, O_CLOEXEC) != 0) {
+      close(out_pipe[0]);
+      close(out_pipe[1]);
+      return ResourceExhausted("cannot create pipes for the program's output");
+    }
+    auto process_env = env;
+    for (const auto& [key, value] : process_envs[local].items()) process_env[key] = value.get<std::string>();
+    auto pid = processes_.Spawn({.argv = {"/bin/sh", "-c", command},
+                                 .env = process_env,
+                                 .cwd = workdir,
+                                 .new_process_group = true,
+                                 .parent_death_signal = SIGKILL,
+                                 .stdout_fd = out_pipe[1],
+                                 .stderr_fd = err_pipe[1]});
+    close(out_pipe[1]);
+    close(err_pipe[1]);
+    // Several processes: every line says whose it is, as torchrun's --tee does.
+    std::string prefix = several ? "[" + std::to_string(local) + "] " : "";
+    programs.streams.push_back({out_pipe[0], prefix, false});
+    programs.streams.push_back({err_pipe[0], prefix, true});
+    if (!pid.ok()) {
+      for (pid_t started : programs.pids) processes_.SignalGroup(started, SIGKILL);
+      for (pid_t started : programs.pids) processes_.Wait(started);
+      for (const auto& stream : programs.streams) close(stream.fd);
+      return pid.status();
+    }
+    programs.pids.push_back(*pid);
+  }
+  return programs;
+}
+
+pid_t ContainerAgent::StartBoard(const std::string& command, const std::string& workdir,
+                                 std::map<std::string, std::string> env, int port, Json& started) {
+  env["SHOAL_BOARD_PORT"] = std::to_string(port);
+  int board_log = open((options_.task_dir + "/board.log").c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  auto spawned = processes_.Spawn({.argv = {"/bin/sh", "-c", command},
+                                   .env = env,
+                                   .cwd = workdir,
+                                   .new_process_group = true,
+                                   .parent_death_signal = SIGKILL,
+                                   .stdout_fd = board_log,
+                                   .stderr_fd = board_log});
+  if (board_log >= 0) close(board_log);
+  if (!spawned.ok()) {
+    LogError("the board did not start: " + spawned.status().message());
+    return 0;
+  }
+  started["board_url"] = "http://" + options_.host + ":" + std::to_string(port) + "/";
+  return *spawned;
+}
+
+int ContainerAgent::Supervise(Programs& programs, int log_fd, int heartbeat_ms, ResourceSampler& sampler) {
   double progress = 0;
   bool progress_changed = false;
   std::string last_error_line;
   Json metrics = Json::array();  // metric points not yet acknowledged by the AM
   double rtt_ms = -1;
-  OutputCapture capture(stdout_fd, stderr_fd, log_fd, [&](std::string_view line) {
+  OutputCapture capture(programs.streams, log_fd, [&](std::string_view line) {
     if (auto value = ParseProgressLine(line)) {
       progress_changed = progress_changed || *value != progress;
       progress = *value;
@@ -177,16 +204,34 @@ int ContainerAgent::Supervise(pid_t pid, int stdout_fd, int stderr_fd, int log_f
       last_error_line.assign(line.substr(0, 300));
     }
   });
+  const std::vector<pid_t>& pids = programs.pids;
+  std::vector<std::optional<ExitInfo>> exits(pids.size());
+  std::optional<ExitInfo> failure;  // the first process that failed decides the task
+  size_t failed_local_rank = 0;
+  auto signal_all = [&](int sig) {
+    for (size_t i = 0; i < pids.size(); ++i) {
+      if (!exits[i]) processes_.SignalGroup(pids[i], sig);
+    }
+  };
   int64_t next_heartbeat = clock_.NowMillis() + heartbeat_ms;
   int64_t last_progress_report = 0;
   int64_t kill_at = 0;
   int64_t am_silent_since = 0;
-  std::optional<ExitInfo> exit;
-  while (!exit) {
+  size_t running = pids.size();
+  while (running > 0) {
     (void)capture.Pump(capture.open() ? 50 : 0);
     if (!capture.open()) SleepMillis(20);
-    exit = processes_.TryWait(pid);
-    if (exit) break;
+    for (size_t i = 0; i < pids.size(); ++i) {
+      if (exits[i] || !(exits[i] = processes_.TryWait(pids[i]))) continue;
+      --running;
+      processes_.SignalGroup(pids[i], SIGKILL);  // anything it left behind in its group
+      if (!exits[i]->success() && !failure) {
+        failure = exits[i];
+        failed_local_rank = i;
+        stopping_ = true;  // one process failed: the task has failed, stop the others
+      }
+    }
+    if (running == 0) break;
     int64_t now = clock_.NowMillis();
     bool progress_due = progress_changed && now - last_progress_report >= 250;
     if (now >= next_heartbeat || progress_due) {
@@ -195,7 +240,7 @@ int ContainerAgent::Supervise(pid_t pid, int stdout_fd, int stderr_fd, int log_f
       beat["metrics"] = metrics;
       if (rtt_ms >= 0) beat["rtt_ms"] = rtt_ms;
       if (now >= next_heartbeat) {
-        ResourceSample usage = sampler.Sample(pid);
+        ResourceSample usage = sampler.Sample(pids);
         beat["sample"] = {{"t", clock_.WallMillis()}, {"cpu", usage.cpu_percent}, {"rss", usage.rss_bytes},
                           {"progress", progress},
                           {"gpu_util", usage.gpu_util_percent ? Json(*usage.gpu_util_percent) : Json()},
@@ -222,17 +267,25 @@ int ContainerAgent::Supervise(pid_t pid, int stdout_fd, int stderr_fd, int log_f
         stop_requested_ = true;
       }
     }
-    if (stop_requested_ && kill_at == 0) {
-      processes_.SignalGroup(pid, SIGTERM);
+    if ((stop_requested_ || stopping_) && kill_at == 0) {
+      signal_all(SIGTERM);
       kill_at = now + options_.stop_grace_ms;
     }
-    if (kill_at != 0 && now >= kill_at) processes_.SignalGroup(pid, SIGKILL);
+    if (kill_at != 0 && now >= kill_at) signal_all(SIGKILL);
   }
   capture.Drain();
-  processes_.SignalGroup(pid, SIGKILL);  // anything the program left behind in its group
-  std::string message = exit->success() ? "" : exit->Describe();
-  if (!exit->success() && !last_error_line.empty()) message += ": " + last_error_line;
-  ReportExit(*exit, message);
+  ExitInfo exit = failure ? *failure : *exits.front();
+  if (!failure) {
+    for (const auto& e : exits) {
+      if (!e->success()) exit = *e;  // stopped from outside: any of them tells how
+    }
+  }
+  std::string message = exit.success() ? "" : exit.Describe();
+  if (!exit.success() && pids.size() > 1 && failure) {
+    message = "local rank " + std::to_string(failed_local_rank) + " " + message;
+  }
+  if (!exit.success() && !last_error_line.empty()) message += ": " + last_error_line;
+  ReportExit(exit, message);
   return 0;
 }
 

@@ -5,7 +5,9 @@
 // the program ended.
 //
 // Contract:
-//  - The user program runs in a process group of its own and dies with the agent
+//  - The user program (nproc_per_node copies of it, each with its own local-rank
+//    variables; the first that fails stops the others and decides the task's exit) runs
+//    in a process group of its own and dies with the agent
 //    (PR_SET_PDEATHSIG). Stopping (an AM order, SIGTERM to the agent) sends the group
 //    SIGTERM, then SIGKILL after the grace period; when the program exits, whatever it
 //    left in its group is killed too.
@@ -20,6 +22,7 @@
 #include "common/clock.h"
 #include "common/http_client.h"
 #include "common/process.h"
+#include "container/output_capture.h"
 #include "container/resource_sampler.h"
 
 namespace shoal {
@@ -48,14 +51,24 @@ class ContainerAgent {
   Json TaskBody() const;
   Result<Json> WaitForCluster();
   static constexpr size_t kMaxPendingMetrics = 5000;
-  int Supervise(pid_t pid, int stdout_fd, int stderr_fd, int log_fd, int heartbeat_ms, ResourceSampler& sampler);
+  struct Programs {
+    std::vector<pid_t> pids;             // one per local rank
+    std::vector<OutputStream> streams;   // their stdout and stderr
+  };
+  Result<Programs> StartPrograms(const std::string& command, const std::string& workdir,
+                                 const std::map<std::string, std::string>& env, const Json& process_envs);
+  // Starts the board on `port`; adds its URL to `started`. Returns its pid, or 0.
+  pid_t StartBoard(const std::string& command, const std::string& workdir, std::map<std::string, std::string> env,
+                   int port, Json& started);
+  int Supervise(Programs& programs, int log_fd, int heartbeat_ms, ResourceSampler& sampler);
   void ReportExit(const ExitInfo& exit, const std::string& message);
 
   ContainerOptions options_;
   ProcessLauncher& processes_;
   const Clock& clock_;
   HttpJsonClient am_;
-  std::atomic<bool> stop_requested_{false};
+  std::atomic<bool> stop_requested_{false};  // the AM or a signal asked the task to stop
+  bool stopping_ = false;                    // one of several processes failed
 };
 
 }  // namespace shoal

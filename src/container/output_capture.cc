@@ -9,73 +9,91 @@
 
 namespace shoal {
 
-OutputCapture::OutputCapture(int stdout_fd, int stderr_fd, int log_fd, LineCallback on_stderr_line)
-    : fds_{stdout_fd, stderr_fd}, log_fd_(log_fd), on_stderr_line_(std::move(on_stderr_line)) {
-  for (int fd : fds_) {
-    if (fd >= 0) fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+OutputCapture::OutputCapture(std::vector<OutputStream> streams, int log_fd, LineCallback on_line)
+    : log_fd_(log_fd), on_line_(std::move(on_line)) {
+  for (auto& stream : streams) {
+    if (stream.fd >= 0) fcntl(stream.fd, F_SETFL, fcntl(stream.fd, F_GETFL) | O_NONBLOCK);
+    states_.push_back({std::move(stream), {}});
   }
 }
 
 OutputCapture::~OutputCapture() {
-  for (int fd : fds_) {
-    if (fd >= 0) close(fd);
+  for (auto& state : states_) Close(state);
+}
+
+bool OutputCapture::open() const {
+  for (const auto& state : states_) {
+    if (state.stream.fd >= 0) return true;
+  }
+  return false;
+}
+
+void OutputCapture::Close(State& state) {
+  if (state.stream.fd >= 0) close(state.stream.fd);
+  state.stream.fd = -1;
+}
+
+void OutputCapture::WriteLog(const char* data, size_t size) {
+  if (log_fd_ < 0 || log_failed_) return;
+  size_t written = 0;
+  while (written < size) {
+    ssize_t n = write(log_fd_, data + written, size - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      log_failed_ = true;  // a full disk must not stop the program: keep reading, stop writing
+      return;
+    }
+    written += static_cast<size_t>(n);
   }
 }
 
-void OutputCapture::Consume(int which, const char* data, size_t size) {
-  if (log_fd_ >= 0 && !log_failed_) {
-    size_t written = 0;
-    while (written < size) {
-      ssize_t n = write(log_fd_, data + written, size - written);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) {
-        // A full disk must not stop the program: keep reading, stop writing.
-        log_failed_ = true;
-        break;
-      }
-      written += static_cast<size_t>(n);
-    }
+void OutputCapture::EndLine(State& state) {
+  if (!state.stream.prefix.empty()) {
+    std::string out = state.stream.prefix + state.line + "\n";
+    WriteLog(out.data(), out.size());
   }
-  if (which != 1) return;
+  if (state.stream.read_lines) on_line_(state.line);
+  state.line.clear();
+}
+
+void OutputCapture::Consume(State& state, const char* data, size_t size) {
+  bool prefixed = !state.stream.prefix.empty();
+  if (!prefixed) WriteLog(data, size);
+  if (!prefixed && !state.stream.read_lines) return;
   for (size_t i = 0; i < size; ++i) {
     if (data[i] == '\n') {
-      on_stderr_line_(partial_line_);
-      partial_line_.clear();
-    } else if (partial_line_.size() < kMaxLine) {
-      partial_line_.push_back(data[i]);
+      EndLine(state);
     } else {
-      on_stderr_line_(partial_line_);
-      partial_line_.assign(1, data[i]);
+      if (state.line.size() >= kMaxLine) EndLine(state);
+      state.line.push_back(data[i]);
     }
   }
 }
 
 Status OutputCapture::Pump(int timeout_ms) {
-  pollfd polls[2];
-  int count = 0;
-  int which[2];
-  for (int i = 0; i < 2; ++i) {
-    if (fds_[i] < 0) continue;
-    polls[count] = {fds_[i], POLLIN, 0};
-    which[count++] = i;
+  std::vector<pollfd> polls;
+  std::vector<State*> polled;
+  for (auto& state : states_) {
+    if (state.stream.fd < 0) continue;
+    polls.push_back({state.stream.fd, POLLIN, 0});
+    polled.push_back(&state);
   }
-  if (count == 0) return Status::Ok();
-  int ready = poll(polls, count, timeout_ms);
+  if (polls.empty()) return Status::Ok();
+  int ready = poll(polls.data(), polls.size(), timeout_ms);
   if (ready < 0) return errno == EINTR ? Status::Ok() : Internal(std::string("poll: ") + strerror(errno));
   char buffer[64 * 1024];
-  for (int p = 0; p < count; ++p) {
+  for (size_t p = 0; p < polls.size(); ++p) {
     if (!(polls[p].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-    int i = which[p];
-    // Read a bounded amount per wake-up so neither stream starves the other.
+    State& state = *polled[p];
+    // Read a bounded amount per wake-up so no stream starves the others.
     for (int round = 0; round < 16; ++round) {
-      ssize_t n = read(fds_[i], buffer, sizeof buffer);
+      ssize_t n = read(state.stream.fd, buffer, sizeof buffer);
       if (n > 0) {
-        Consume(i, buffer, static_cast<size_t>(n));
+        Consume(state, buffer, static_cast<size_t>(n));
         continue;
       }
       if (n < 0 && (errno == EAGAIN || errno == EINTR)) break;
-      close(fds_[i]);
-      fds_[i] = -1;
+      Close(state);
       break;
     }
   }
@@ -83,25 +101,23 @@ Status OutputCapture::Pump(int timeout_ms) {
 }
 
 void OutputCapture::Drain() {
+  char buffer[64 * 1024];
   for (int round = 0; round < 64 && open(); ++round) {
     bool any = false;
-    char buffer[64 * 1024];
-    for (int i = 0; i < 2; ++i) {
-      if (fds_[i] < 0) continue;
-      ssize_t n = read(fds_[i], buffer, sizeof buffer);
+    for (auto& state : states_) {
+      if (state.stream.fd < 0) continue;
+      ssize_t n = read(state.stream.fd, buffer, sizeof buffer);
       if (n > 0) {
-        Consume(i, buffer, static_cast<size_t>(n));
+        Consume(state, buffer, static_cast<size_t>(n));
         any = true;
       } else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
-        close(fds_[i]);
-        fds_[i] = -1;
+        Close(state);
       }
     }
     if (!any) break;
   }
-  if (!partial_line_.empty()) {
-    on_stderr_line_(partial_line_);
-    partial_line_.clear();
+  for (auto& state : states_) {
+    if (!state.line.empty()) EndLine(state);
   }
 }
 

@@ -73,3 +73,37 @@ TEST(OutputCapture, CutsOverlongLinesSoMemoryStaysBounded) {
 
 }  // namespace
 }  // namespace shoal
+
+namespace shoal {
+namespace {
+
+TEST(OutputCapture, PrefixesTheLinesOfSeveralProcesses) {
+  int a[2], b[2];
+  ASSERT_EQ(pipe(a), 0);
+  ASSERT_EQ(pipe(b), 0);
+  char path[] = "/tmp/shoal-capture-XXXXXX";
+  int log = mkstemp(path);
+  std::vector<std::string> lines;
+  {
+    OutputCapture capture({{a[0], "[0] ", true}, {b[0], "[1] ", true}}, log,
+                          [&](std::string_view line) { lines.emplace_back(line); });
+    ASSERT_EQ(write(a[1], "from zero, ", 11), 11);
+    ASSERT_EQ(write(b[1], "from one\n", 9), 9);
+    ASSERT_TRUE(capture.Pump(100).ok());
+    ASSERT_EQ(write(a[1], "done\nlast", 9), 9);
+    close(a[1]);
+    close(b[1]);
+    while (capture.open()) ASSERT_TRUE(capture.Pump(100).ok());
+    capture.Drain();
+  }
+  std::string logged = ReadAll(path);
+  EXPECT_NE(logged.find("[1] from one\n"), std::string::npos) << logged;
+  EXPECT_NE(logged.find("[0] from zero, done\n"), std::string::npos) << logged;
+  EXPECT_NE(logged.find("[0] last\n"), std::string::npos) << logged;
+  EXPECT_EQ(lines.size(), 3u);
+  close(log);
+  unlink(path);
+}
+
+}  // namespace
+}  // namespace shoal

@@ -60,7 +60,7 @@ std::vector<ProcessStat> AllProcesses() {
 ProcfsSampler::ProcfsSampler(const Clock& clock, std::string visible_gpus)
     : clock_(clock), visible_gpus_(std::move(visible_gpus)) {}
 
-ResourceSample ProcfsSampler::Sample(pid_t pid) {
+ResourceSample ProcfsSampler::Sample(const std::vector<pid_t>& programs) {
   std::vector<ProcessStat> all = AllProcesses();
   std::unordered_map<pid_t, std::vector<const ProcessStat*>> children;
   for (const auto& p : all) children[p.ppid].push_back(&p);
@@ -74,7 +74,9 @@ ResourceSample ProcfsSampler::Sample(pid_t pid) {
   };
   std::vector<const ProcessStat*> todo;
   for (const auto& p : all) {
-    if (p.pid == pid || p.pgid == pid) todo.push_back(&p);
+    for (pid_t pid : programs) {
+      if (p.pid == pid || p.pgid == pid) todo.push_back(&p);
+    }
   }
   while (!todo.empty()) {
     const ProcessStat* p = todo.back();

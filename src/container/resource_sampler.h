@@ -2,7 +2,7 @@
 // for the web UI's charts.
 //
 // Contract:
-//  - Sample(pid) sums CPU time and resident memory over the program: the process, every
+//  - Sample(pids) sums CPU time and resident memory over the programs: each process, every
 //    descendant (even one that left its process group, as `timeout` does) and every
 //    process of its group. cpu_percent is the share of one core used since the previous
 //    call (0 on the first); rss_bytes is current. CPU time of descendants that already
@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "common/clock.h"
 
@@ -33,14 +34,14 @@ struct ResourceSample {
 class ResourceSampler {
  public:
   virtual ~ResourceSampler() = default;
-  virtual ResourceSample Sample(pid_t pid) = 0;
+  virtual ResourceSample Sample(const std::vector<pid_t>& programs) = 0;
 };
 
 class ProcfsSampler final : public ResourceSampler {
  public:
   // visible_gpus: the task's CUDA_VISIBLE_DEVICES ("" for none).
   ProcfsSampler(const Clock& clock, std::string visible_gpus);
-  ResourceSample Sample(pid_t pid) override;
+  ResourceSample Sample(const std::vector<pid_t>& programs) override;
 
  private:
   void SampleGpus();

@@ -20,17 +20,17 @@ TEST(ProcfsSampler, MeasuresAProgramAndWhatItStarted) {
   usleep(100'000);
   SystemClock& clock = SystemClock::Instance();
   ProcfsSampler sampler(clock, "");
-  ResourceSample first = sampler.Sample(*pid);
+  ResourceSample first = sampler.Sample({*pid});
   EXPECT_EQ(first.cpu_percent, 0) << "no rate before a second sample";
   EXPECT_GT(first.rss_bytes, 0);
   usleep(500'000);
-  ResourceSample second = sampler.Sample(*pid);
+  ResourceSample second = sampler.Sample({*pid});
   KillProcessesWithEnvironment({"SHOAL_SAMPLER_TEST=" + std::to_string(getpid())});
   RealProcessLauncher::Instance().Wait(*pid);
   EXPECT_GT(second.cpu_percent, 5) << "the loop burns CPU";
   EXPECT_LT(second.cpu_percent, 250);
   EXPECT_FALSE(second.gpu_util_percent) << "no GPUs were given";
-  EXPECT_EQ(ProcfsSampler(clock, "").Sample(9'999'999).rss_bytes, 0) << "an empty group uses nothing";
+  EXPECT_EQ(ProcfsSampler(clock, "").Sample({9'999'999}).rss_bytes, 0) << "an empty group uses nothing";
 }
 
 }  // namespace

@@ -78,6 +78,11 @@ Result<Json> ApplicationMaster::HandleCluster(const httplib::Request& req) {
              {"workdir", spec_.workdir},
              {"heartbeat_ms", options_.heartbeat_interval_ms}};
   if (RunsBoard(ref.role, ref.index)) reply["board_command"] = spec_.board.command;
+  Json processes = Json::array();
+  for (int local = 0; local < self->processes; ++local) {
+    processes.push_back(FindFramework(spec_.framework)->ProcessEnvironment(cluster, *self, local));
+  }
+  reply["processes"] = processes;
   Json spec_json = ToJson(spec_);
   reply["files"] = spec_json["files"];
   reply["archives"] = spec_json["archives"];

@@ -250,7 +250,10 @@ ClusterView AttemptTracker::Cluster(const std::string& am_addr) const {
   view.job_id = job_id_;
   view.attempt = attempt_;
   view.am_addr = am_addr;
-  for (const auto& task : tasks_) view.tasks.push_back({task.role, task.index, task.rank, task.host, task.ports, task.gpus});
+  for (const auto& task : tasks_) {
+    view.tasks.push_back({task.role, task.index, task.rank, task.host, task.ports, task.gpus,
+                          spec_.FindRole(task.role)->nproc_per_node});
+  }
   return view;
 }
 

@@ -9,6 +9,14 @@ const TaskEndpoint* ClusterView::Find(const std::string& role, int index) const 
   return nullptr;
 }
 
+int ClusterView::TotalProcesses() const { return ProcessesBefore(static_cast<int>(tasks.size())); }
+
+int ClusterView::ProcessesBefore(int rank) const {
+  int n = 0;
+  for (const auto& task : tasks) n += task.rank < rank ? task.processes : 0;
+  return n;
+}
+
 int ClusterView::CountRole(const std::string& role) const {
   int n = 0;
   for (const auto& task : tasks) n += task.role == role;

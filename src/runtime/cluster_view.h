@@ -22,6 +22,7 @@ struct TaskEndpoint {
   std::string host;
   std::vector<int> ports;
   std::vector<int> gpus;  // device indices given to this task
+  int processes = 1;      // processes the task runs (nproc_per_node)
 };
 
 struct ClusterView {
@@ -34,6 +35,9 @@ struct ClusterView {
 
   const TaskEndpoint* Find(const std::string& role, int index) const;
   int CountRole(const std::string& role) const;
+  // Processes of all tasks, and of the tasks ranked before `rank`.
+  int TotalProcesses() const;
+  int ProcessesBefore(int rank) const;
 };
 
 inline constexpr const char* kRabitTrackerService = "rabit_tracker";

@@ -93,6 +93,21 @@ TEST(Environment, XgboostFindsTheTracker) {
   EXPECT_EQ(env["DMLC_NUM_WORKER"], "2");
 }
 
+TEST(Environment, PyTorchWithSeveralProcessesPerTask) {
+  ClusterView cluster = TwoWorkers();
+  for (auto& task : cluster.tasks) task.processes = 3;
+  const auto* torch = FindFramework("pytorch");
+  EnvMap task = torch->TaskEnvironment(Spec("pytorch"), cluster, cluster.tasks[1]);
+  EXPECT_EQ(task["GROUP_RANK"], "1");
+  EXPECT_EQ(task["WORLD_SIZE"], "6");
+  EnvMap process = torch->ProcessEnvironment(cluster, cluster.tasks[1], 2);
+  EXPECT_EQ(process["RANK"], "5");
+  EXPECT_EQ(process["LOCAL_RANK"], "2");
+  EXPECT_EQ(process["LOCAL_WORLD_SIZE"], "3");
+  EXPECT_EQ(process["WORLD_SIZE"], "6");
+  EXPECT_EQ(process["SHOAL_LOCAL_RANK"], "2");
+}
+
 TEST(Registry, KnowsItsFrameworks) {
   EXPECT_EQ(KnownFrameworks(), (std::vector<std::string>{"generic", "pytorch", "tensorflow", "mxnet", "xgboost"}));
   EXPECT_EQ(FindFramework("caffe2"), nullptr);

@@ -30,6 +30,9 @@ class FrameworkAdapter {
   // Whether the AM must serve a Rabit tracker (ClusterView::services[kRabitTrackerService]).
   virtual bool NeedsRabitTracker() const { return false; }
   virtual EnvMap TaskEnvironment(const JobSpec& spec, const ClusterView& cluster, const TaskEndpoint& self) const = 0;
+  // What differs between the processes of one task (nproc_per_node > 1), applied over the
+  // task's environment: SHOAL_LOCAL_RANK and SHOAL_LOCAL_WORLD_SIZE, and the framework's.
+  virtual EnvMap ProcessEnvironment(const ClusterView& cluster, const TaskEndpoint& self, int local_rank) const;
 };
 
 const FrameworkAdapter* FindFramework(const std::string& name);

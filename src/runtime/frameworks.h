@@ -15,6 +15,7 @@ class PyTorchFramework final : public FrameworkAdapter {
  public:
   std::string name() const override { return "pytorch"; }
   EnvMap TaskEnvironment(const JobSpec& spec, const ClusterView& cluster, const TaskEndpoint& self) const override;
+  EnvMap ProcessEnvironment(const ClusterView& cluster, const TaskEndpoint& self, int local_rank) const override;
 };
 
 class TensorFlowFramework final : public FrameworkAdapter {

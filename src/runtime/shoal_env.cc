@@ -22,4 +22,8 @@ EnvMap ShoalEnvironment(const JobSpec& spec, const ClusterView& cluster, const T
   return env;
 }
 
+EnvMap FrameworkAdapter::ProcessEnvironment(const ClusterView& cluster, const TaskEndpoint& self, int local_rank) const {
+  return {{"SHOAL_LOCAL_RANK", std::to_string(local_rank)}, {"SHOAL_LOCAL_WORLD_SIZE", std::to_string(self.processes)}};
+}
+
 }  // namespace shoal

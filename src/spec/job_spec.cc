@@ -46,7 +46,8 @@ Json ToJson(const JobSpec& spec) {
                      {"command", role.command},
                      {"env", role.env},
                      {"service", role.service},
-                     {"tolerate_failure", role.tolerate_failure}});
+                     {"tolerate_failure", role.tolerate_failure},
+                     {"nproc_per_node", role.nproc_per_node}});
   }
   return Json{{"name", spec.name},
               {"framework", spec.framework},
@@ -99,6 +100,7 @@ JobSpec JobSpecFromJson(const Json& json) {
     role.env = r.value("env", std::map<std::string, std::string>{});
     role.service = r.value("service", false);
     role.tolerate_failure = r.value("tolerate_failure", false);
+    role.nproc_per_node = r.value("nproc_per_node", 1);
     spec.roles.push_back(std::move(role));
   }
   return spec;

@@ -31,6 +31,8 @@ struct RoleSpec {
   bool service = false;
   // When true, a failed task of this role does not fail the attempt.
   bool tolerate_failure = false;
+  // Processes per task, as torchrun's --nproc_per_node: each gets its LOCAL_RANK.
+  int nproc_per_node = 1;
 };
 
 struct Timeouts {

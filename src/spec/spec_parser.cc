@@ -22,7 +22,7 @@ const std::vector<std::string> kArchiveFields = {"path", "name", "prepend"};
 const std::vector<std::string> kPrependable = {"PATH", "PYTHONPATH", "LD_LIBRARY_PATH"};
 const std::vector<std::string> kBoardFields = {"command", "role", "index"};
 const std::vector<std::string> kRoleFields = {"instances", "cpus", "memory", "gpus", "command",
-                                              "env", "service", "tolerate_failure"};
+                                              "env", "service", "tolerate_failure", "nproc_per_node"};
 const std::vector<std::string> kTimeoutFields = {"heartbeat", "register", "job"};
 
 std::string Join(const std::vector<std::string>& items) {
@@ -449,6 +449,13 @@ class SpecReader {
     if (auto n = node["env"]) ReadEnv(n, prefix + ".env", &role.env);
     if (auto n = node["service"]) ReadBool(n, prefix + ".service", &role.service);
     if (auto n = node["tolerate_failure"]) ReadBool(n, prefix + ".tolerate_failure", &role.tolerate_failure);
+    if (auto n = node["nproc_per_node"]) {
+      if (ReadInt(n, prefix + ".nproc_per_node", &role.nproc_per_node) &&
+          (role.nproc_per_node < 1 || role.nproc_per_node > 256)) {
+        Issue(prefix + ".nproc_per_node", "must be between 1 and 256 (got " + n.Scalar() + ")",
+              "set how many processes each task runs, e.g. nproc_per_node: 2");
+      }
+    }
     return role;
   }
 

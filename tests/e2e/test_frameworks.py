@@ -86,3 +86,46 @@ def test_framework_mistakes_are_refused_before_anything_starts(shoal, tmp_path, 
     assert result.returncode == 2, result.stderr
     assert message in result.stderr
     assert not (shoal.home / "server.json").exists()
+
+
+def test_pytorch_with_two_processes_per_task(shoal, tmp_path):
+    shoal.start_server()
+    spec = write_spec(tmp_path, f"""
+name: nproc
+framework: pytorch
+env: {{OMP_NUM_THREADS: "1"}}
+roles:
+  worker:
+    instances: 2
+    nproc_per_node: 2
+    cpus: 0.5
+    memory: 512M
+    command: /usr/bin/python3 {PROGRAMS}/torch_allreduce.py
+""")
+    _, job_id = shoal.run_job(spec, check=0, timeout=180)
+    seen = set()
+    for task in (0, 1):
+        log = shoal.logs(job_id, index=task)
+        for local in (0, 1):
+            rank = task * 2 + local
+            line = (f"[{local}] rank={rank} local_rank={local} local_world_size=2 group_rank={task} "
+                    f"world_size=4 sum=6")
+            assert line in log, log
+            seen.add(rank)
+    assert seen == {0, 1, 2, 3}
+
+
+def test_one_failing_process_fails_its_task_and_stops_the_other(shoal, tmp_path):
+    shoal.start_server()
+    spec = write_spec(tmp_path, """
+name: nproc-fails
+roles:
+  worker:
+    nproc_per_node: 2
+    cpus: 0.5
+    memory: 64M
+    command: 'if [ "$SHOAL_LOCAL_RANK" = 1 ]; then echo broken >&2; exit 3; fi; sleep 300'
+""")
+    result, job_id = shoal.run_job(spec, check=1, timeout=60)
+    assert "local rank 1 exit code 3: broken" in result.stderr
+    assert shoal.job_processes(job_id) == []
