@@ -99,10 +99,7 @@ int main(int argc, char** argv) {
     }
 
     const double bus_factor = n > 1 ? 2.0 * (n - 1) / n : 1.0;
-    double load[3] = {0, 0, 0};
-    getloadavg(load, 3);
-    std::printf("\n### %d ranks, float32 sum, loopback TCP (best of %d; load average after: %.2f)\n\n", n, reps,
-                load[0]);
+    std::printf("\n### %d ranks, float32 sum, loopback TCP (best of %d runs per library)\n\n", n, reps);
     std::printf("| size | Shoal algorithm | time (us) | algbw (GB/s) | busbw (GB/s) | Gloo time (us) | Gloo busbw | "
                 "MPI time (us) | MPI busbw | x Gloo | x MPI |\n");
     std::printf("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");

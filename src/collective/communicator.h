@@ -34,8 +34,9 @@ struct Options {
   // Allreduce of at most this many bytes uses recursive doubling (fewest steps);
   // larger ones use the pipelined ring (least data per rank).
   size_t small_allreduce_bytes = 64 << 10;
-  // Ring and chain pipelines move data in chunks of this size...
-  size_t chunk_bytes = 256 << 10;
+  // Ring and chain pipelines move data in chunks of at most this size (the ring
+  // uses smaller ones, down to 256 KiB, when a segment would have fewer than 4)...
+  size_t chunk_bytes = 1 << 20;
   // ...with this many chunks received ahead of the one being reduced.
   int pipeline_depth = 4;
 };

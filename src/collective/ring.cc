@@ -22,6 +22,8 @@ namespace {
 
 int Mod(int a, int n) { return ((a % n) + n) % n; }
 
+constexpr size_t kMinChunkBytes = 256 << 10;
+
 // The schedule of one rank: which segment each step sends and receives.
 class RingSchedule {
  public:
@@ -69,7 +71,12 @@ Status RunRing(Communicator& comm, const RingPlan& plan) {
   const int n = comm.size();
   if (n == 1) return Status::Ok();
   const size_t elem = ElementSize(plan.type);
-  const size_t chunk_elems = std::max<size_t>(1, comm.options().chunk_bytes / elem);
+  // Chunks: at least ~4 per segment so the pipeline has something to overlap, at
+  // least kMinChunkBytes so per-chunk overhead stays small, at most chunk_bytes.
+  size_t longest = 0;
+  for (int k = 0; k < n; ++k) longest = std::max(longest, plan.offsets[k + 1] - plan.offsets[k]);
+  const size_t chunk_bytes = std::min(comm.options().chunk_bytes, std::max(kMinChunkBytes, longest * elem / 4));
+  const size_t chunk_elems = std::max<size_t>(1, chunk_bytes / elem);
   const RingSchedule ring(plan, comm.rank(), n, chunk_elems);
   const int right = Mod(comm.rank() + 1, n), left = Mod(comm.rank() - 1, n);
   const size_t depth = static_cast<size_t>(comm.options().pipeline_depth);

@@ -24,8 +24,8 @@ struct Options {
   int connections_per_pair = 1;
   size_t stripe_min_bytes = 256 << 10;
   SocketOptions socket;
-  // Busy-poll this long before sleeping in poll(); -1 picks 50 us when the ranks
-  // of this host fit on its cores and 0 otherwise.
+  // Busy-poll (yielding the CPU each turn) this long before sleeping in poll();
+  // -1 picks 50 us when the ranks of this host fit on its cores and 20 us otherwise.
   int spin_us = -1;
   // How many ranks share this host (for spin_us = -1); 0 means "all of them".
   int local_ranks = 0;

@@ -13,7 +13,7 @@ constexpr char kAbort = 'A';
 constexpr char kProbe = 'P';
 constexpr char kProbeAnswer = 'R';
 // Upper bound for SO_RCVLOWAT: well below any receive buffer we run with.
-constexpr size_t kMaxLowWatermark = 128 << 10;
+constexpr size_t kMaxLowWatermark = 512 << 10;
 
 }  // namespace
 

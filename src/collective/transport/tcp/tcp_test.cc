@@ -118,6 +118,20 @@ TEST_F(TcpTest, EveryOperationAcrossProcesses) {
   }
 }
 
+TEST_F(TcpTest, MissingRankFailsSetupWithinConnectTimeoutNamingIt) {
+  Options options;
+  options.connect_timeout = milliseconds(300);
+  auto start = Clock::now();
+  auto lonely_low = Join("attempt-a", 0, 2, options);  // rank 1 never comes
+  ASSERT_FALSE(lonely_low.ok());
+  EXPECT_EQ(lonely_low.status().code(), StatusCode::kTimeout) << lonely_low.status().ToString();
+  EXPECT_NE(lonely_low.status().message().find("ranks [1]"), std::string::npos) << lonely_low.status().ToString();
+  auto lonely_high = Join("attempt-b", 1, 2, options);  // rank 0 never comes
+  ASSERT_FALSE(lonely_high.ok());
+  EXPECT_NE(lonely_high.status().message().find("tcp/0"), std::string::npos) << lonely_high.status().ToString();
+  EXPECT_LT(Clock::now() - start, milliseconds(2000));
+}
+
 // Kills one rank with SIGKILL while all are inside large allreduces: the others must
 // fail within the timeout with an error naming it, then rebuild without it.
 TEST_F(TcpTest, KilledRankMidAllreduceIsNamedWithinTimeoutAndSurvivorsRebuild) {
