@@ -9,6 +9,7 @@
 #include "common/paths.h"
 #include "container/container_command.h"
 #include "master/am_command.h"
+#include "master/mpi_agent_command.h"
 #include "server/server_command.h"
 
 int main(int argc, char** argv) {
@@ -16,6 +17,7 @@ int main(int argc, char** argv) {
     if (std::strcmp(argv[1], "server") == 0) return shoal::ServerCommand(argc - 1, argv + 1);
     if (std::strcmp(argv[1], "am") == 0) return shoal::AmCommand(argc - 1, argv + 1);
     if (std::strcmp(argv[1], "container") == 0) return shoal::ContainerCommand(argc - 1, argv + 1);
+    if (std::strcmp(argv[1], "mpi-agent") == 0) return shoal::MpiAgentCommand(argc - 1, argv + 1);
   }
   CLI::App app{"Shoal runs distributed deep-learning jobs on this machine or a cluster.\n\n"
                "  shoal run job.yaml        run a job and follow it\n"

@@ -29,8 +29,8 @@ ContainerAgent::ContainerAgent(ContainerOptions options, ProcessLauncher& proces
 
 Json ContainerAgent::TaskBody() const { return Json{{"role", options_.role}, {"index", options_.index}}; }
 
-Result<Json> ContainerAgent::WaitForCluster() {
-  std::string path = std::string(am_protocol::kCluster) + "?role=" + UrlEncode(options_.role) +
+Result<Json> ContainerAgent::WaitFor(const char* endpoint) {
+  std::string path = std::string(endpoint) + "?role=" + UrlEncode(options_.role) +
                      "&index=" + std::to_string(options_.index) + "&wait_ms=5000";
   int64_t give_up = clock_.NowMillis() + options_.register_timeout_ms;
   while (!stop_requested_) {
@@ -40,7 +40,7 @@ Result<Json> ContainerAgent::WaitForCluster() {
         reply.status().code() != StatusCode::kTimeout) {
       return reply.status();
     }
-    if (clock_.NowMillis() > give_up) return Timeout("the other tasks did not register in time");
+    if (clock_.NowMillis() > give_up) return Timeout(std::string("no answer from the AM's ") + endpoint + " in time");
     if (!reply.ok()) SleepMillis(100);
   }
   return Aborted("stopped before the program started");
@@ -68,7 +68,7 @@ int ContainerAgent::Run() {
     SleepMillis(100);
   }
 
-  auto cluster = WaitForCluster();
+  auto cluster = WaitFor(am_protocol::kCluster);
   if (!cluster.ok()) {
     LogError("not starting the program: " + cluster.status().ToString());
     return cluster.status().code() == StatusCode::kAborted ? 0 : 1;
@@ -95,6 +95,17 @@ int ContainerAgent::Run() {
   if (log_fd < 0) LogError("cannot open the task log " + options_.log_path);
   ports.Release();
   Json process_envs = cluster->value("processes", Json::array({Json::object()}));
+  if (cluster->value("mpi", false)) {
+    // mpirun decides what runs here: an orted, which starts this task's ranks.
+    auto orted = WaitFor(am_protocol::kMpiCommand);
+    if (!orted.ok()) {
+      LogError("no orted to run: " + orted.status().ToString());
+      if (log_fd >= 0) close(log_fd);
+      return orted.status().code() == StatusCode::kAborted ? 0 : 1;
+    }
+    command = (*orted)["command"].get<std::string>();
+    process_envs = Json::array({Json::object()});
+  }
   auto programs = StartPrograms(command, workdir, env, process_envs);
   if (!programs.ok()) {
     if (log_fd >= 0) close(log_fd);

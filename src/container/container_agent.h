@@ -49,7 +49,8 @@ class ContainerAgent {
 
  private:
   Json TaskBody() const;
-  Result<Json> WaitForCluster();
+  // Long-polls an AM endpoint (cluster, mpi command) until it answers {ready: true}.
+  Result<Json> WaitFor(const char* endpoint);
   static constexpr size_t kMaxPendingMetrics = 5000;
   struct Programs {
     std::vector<pid_t> pids;             // one per local rank

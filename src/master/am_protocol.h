@@ -3,7 +3,8 @@
 //
 //   POST /am/v1/register   {role, index, host, ports: [int], pid}          -> {}
 //   GET  /am/v1/cluster?role=R&index=I&wait_ms=N
-//        200 {ready: true, env: {...}, command, workdir, heartbeat_ms}
+//        200 {ready: true, env: {...}, command, workdir, heartbeat_ms, processes: [{env}],
+//             board_command?, files, archives, mpi?}
 //        200 {ready: false} when not every task has registered within wait_ms
 //   POST /am/v1/started    {role, index, pid}                              -> {}
 //   POST /am/v1/heartbeat  {role, index, progress}                         -> {keep_running: bool}
@@ -18,5 +19,12 @@ inline constexpr const char* kCluster = "/am/v1/cluster";
 inline constexpr const char* kStarted = "/am/v1/started";
 inline constexpr const char* kHeartbeat = "/am/v1/heartbeat";
 inline constexpr const char* kExited = "/am/v1/exited";
+// MPI jobs (master/mpi_launch.h):
+//   POST /am/v1/mpi/launch  {host, command}  (from `shoal mpi-agent`: run this orted there)
+//   GET  /am/v1/mpi/command?role=R&index=I&wait_ms=N -> {command} or {ready: false}
+//   GET  /am/v1/mpi/wait?host=H&wait_ms=N -> {done, exit_code}
+inline constexpr const char* kMpiLaunch = "/am/v1/mpi/launch";
+inline constexpr const char* kMpiCommand = "/am/v1/mpi/command";
+inline constexpr const char* kMpiWait = "/am/v1/mpi/wait";
 
 }  // namespace shoal::am_protocol

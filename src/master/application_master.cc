@@ -1,13 +1,17 @@
 #include "master/application_master.h"
 
+#include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <thread>
 
+#include "common/files.h"
 #include "common/http_server.h"
 #include "common/log.h"
 #include "master/am_protocol.h"
+#include "master/mpi_launch.h"
 #include "runtime/framework.h"
 
 namespace shoal {
@@ -78,6 +82,7 @@ Result<Json> ApplicationMaster::HandleCluster(const httplib::Request& req) {
              {"workdir", spec_.workdir},
              {"heartbeat_ms", options_.heartbeat_interval_ms}};
   if (RunsBoard(ref.role, ref.index)) reply["board_command"] = spec_.board.command;
+  if (FindFramework(spec_.framework)->LaunchesWithMpirun()) reply["mpi"] = true;
   Json processes = Json::array();
   for (int local = 0; local < self->processes; ++local) {
     processes.push_back(FindFramework(spec_.framework)->ProcessEnvironment(cluster, *self, local));
@@ -127,6 +132,84 @@ void ApplicationMaster::InstallRoutes() {
     return Json::object();
   }));
   http_.Get(kCluster, RouteJson([this](const httplib::Request& req) { return HandleCluster(req); }));
+  http_.Post(kMpiLaunch, RouteJson([this](const httplib::Request& req) -> Result<Json> {
+    ASSIGN_OR_RETURN(Json body, ParseBody(req));
+    std::optional<int> rank = RankFromMpiHost(body.value("host", ""));
+    std::lock_guard lock(mutex_);
+    if (!rank || *rank >= static_cast<int>(tracker_->tasks().size())) {
+      return NotFound("mpirun asked for host '" + body.value("host", "") + "', which is not a task of this job");
+    }
+    mpi_orted_[*rank] = ForegroundOrted(body.value("command", ""));
+    changed_.notify_all();
+    return Json::object();
+  }));
+  http_.Get(kMpiCommand, RouteJson([this](const httplib::Request& req) { return HandleMpiCommand(req); }));
+  http_.Get(kMpiWait, RouteJson([this](const httplib::Request& req) { return HandleMpiWait(req); }));
+}
+
+Result<Json> ApplicationMaster::HandleMpiCommand(const httplib::Request& req) {
+  std::string role = req.get_param_value("role");
+  int index = std::atoi(req.get_param_value("index").c_str());
+  int wait_ms = std::clamp(std::atoi(req.get_param_value("wait_ms").c_str()), 0, 30'000);
+  std::unique_lock lock(mutex_);
+  const TaskStatus* task = tracker_->Find(role, index);
+  if (!task) return NotFound("this attempt has no task " + role + "[" + std::to_string(index) + "]");
+  int rank = task->rank;
+  changed_.wait_for(lock, std::chrono::milliseconds(wait_ms),
+                    [&] { return mpi_orted_.count(rank) || IsFinal(tracker_->state()); });
+  if (IsFinal(tracker_->state())) return Aborted("the attempt has ended (" + tracker_->message() + ")");
+  if (!mpi_orted_.count(rank)) return Json{{"ready", false}};
+  return Json{{"ready", true}, {"command", mpi_orted_[rank]}};
+}
+
+Result<Json> ApplicationMaster::HandleMpiWait(const httplib::Request& req) {
+  std::optional<int> rank = RankFromMpiHost(req.get_param_value("host"));
+  int wait_ms = std::clamp(std::atoi(req.get_param_value("wait_ms").c_str()), 0, 30'000);
+  std::unique_lock lock(mutex_);
+  if (!rank || *rank >= static_cast<int>(tracker_->tasks().size())) return NotFound("no such MPI host");
+  auto ended = [&] { return IsFinal(tracker_->tasks()[*rank].state); };
+  changed_.wait_for(lock, std::chrono::milliseconds(wait_ms), ended);
+  const TaskStatus& task = tracker_->tasks()[*rank];
+  return Json{{"done", ended()}, {"exit_code", task.state == TaskState::kSucceeded ? 0 : std::max(1, task.exit_code)}};
+}
+
+void ApplicationMaster::DriveMpirun() {
+  if (!FindFramework(spec_.framework)->LaunchesWithMpirun()) return;
+  auto& processes = RealProcessLauncher::Instance();
+  if (mpirun_pid_ == 0 && !IsFinal(tracker_->state()) && tracker_->AllRegistered()) {
+    std::string hostfile = options_.attempt_dir + "/mpi-hosts";
+    auto env = CurrentEnvironment();
+    env["SHOAL_AM_ADDR"] = am_addr_;
+    env["OMPI_ALLOW_RUN_AS_ROOT"] = "1";
+    env["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1";
+    int log = open((options_.attempt_dir + "/mpirun.log").c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    Status written = WriteFileAtomic(hostfile, MpiHostfile(spec_));
+    auto pid = written.ok() ? processes.Spawn({.argv = MpirunArgv(spec_, hostfile, options_.shoal_executable),
+                                               .env = env,
+                                               .cwd = spec_.workdir,
+                                               .new_process_group = true,
+                                               .stdout_fd = log,
+                                               .stderr_fd = log})
+                            : Result<pid_t>(written);
+    if (log >= 0) close(log);
+    if (!pid.ok()) {
+      tracker_->Fail("cannot start mpirun: " + pid.status().message());
+      mpirun_ended_ = true;
+      mpirun_pid_ = -1;
+      return;
+    }
+    mpirun_pid_ = *pid;
+    LogInfo("mpirun started (pid " + std::to_string(*pid) + "); its output is in mpirun.log");
+  }
+  if (mpirun_pid_ <= 0 || mpirun_ended_) return;
+  if (auto exit = processes.TryWait(mpirun_pid_)) {
+    mpirun_ended_ = true;
+    if (!exit->success()) {
+      tracker_->Fail("mpirun ended with " + exit->Describe() + "; see " + options_.attempt_dir + "/mpirun.log");
+    }
+  } else if (IsFinal(tracker_->state())) {
+    processes.SignalGroup(mpirun_pid_, SIGTERM);  // the attempt is over: so is mpirun
+  }
 }
 
 Status ApplicationMaster::StartServer() {
@@ -223,8 +306,9 @@ void ApplicationMaster::Loop() {
       }
       for (const auto& [container_id, exit] : launcher_.Poll()) tracker_->ContainerEnded(container_id, exit);
       tracker_->Tick();
+      DriveMpirun();
       for (int rank : tracker_->TasksToStop()) launcher_.Stop(tracker_->tasks()[rank].container_id, options_.stop_grace_ms);
-      done = tracker_->Done();
+      done = tracker_->Done() && (mpirun_pid_ <= 0 || mpirun_ended_);
       version = tracker_->version();
       // Samples and metrics alone are reported about once a second.
       series_due = tracker_->HasSeries() && clock_.NowMillis() - last_report_ms_ >= 1000;

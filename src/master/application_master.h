@@ -51,6 +51,10 @@ class ApplicationMaster {
   Status FetchAttempt();
   Status StartServer();
   Status StartFrameworkServices();
+  // MPI jobs: start mpirun once every task has registered; watch it.
+  void DriveMpirun();  // REQUIRES mutex_
+  Result<Json> HandleMpiCommand(const httplib::Request& req);
+  Result<Json> HandleMpiWait(const httplib::Request& req);
   bool RunsBoard(const std::string& role, int index) const;
   void LaunchContainers();
   void Loop();
@@ -69,6 +73,9 @@ class ApplicationMaster {
   std::string am_addr_;
   std::map<std::string, std::string> services_;  // framework endpoints the AM serves
   std::unique_ptr<RabitTracker> rabit_tracker_;
+  pid_t mpirun_pid_ = 0;                  // GUARDED_BY(mutex_)
+  bool mpirun_ended_ = false;             // GUARDED_BY(mutex_)
+  std::map<int, std::string> mpi_orted_;  // rank -> orted command; GUARDED_BY(mutex_)
   std::mutex mutex_;
   std::condition_variable changed_;
   std::atomic<bool> kill_requested_{false};

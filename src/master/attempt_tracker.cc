@@ -188,6 +188,11 @@ void AttemptTracker::Kill(const std::string& reason) {
   Evaluate();
 }
 
+void AttemptTracker::Fail(const std::string& reason) {
+  Finish(AttemptState::kFailed, reason);
+  Evaluate();
+}
+
 void AttemptTracker::Tick() {
   if (IsFinal(state_)) return;
   int64_t now = clock_.NowMillis();

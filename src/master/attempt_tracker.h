@@ -84,6 +84,8 @@ class AttemptTracker {
   Status Exited(const std::string& role, int index, const ExitInfo& exit, const std::string& message);
   void ContainerEnded(const std::string& container_id, const ExitInfo& exit);
   void Kill(const std::string& reason);
+  // Fails the attempt for a reason outside any task (mpirun failed, say).
+  void Fail(const std::string& reason);
   void Tick();
 
   // Queries.

@@ -29,6 +29,8 @@ class FrameworkAdapter {
   virtual std::vector<SpecIssue> Validate(const JobSpec& spec) const { return {}; }
   // Whether the AM must serve a Rabit tracker (ClusterView::services[kRabitTrackerService]).
   virtual bool NeedsRabitTracker() const { return false; }
+  // Whether the AM starts the ranks with mpirun through the containers (master/mpi_launch.h).
+  virtual bool LaunchesWithMpirun() const { return false; }
   virtual EnvMap TaskEnvironment(const JobSpec& spec, const ClusterView& cluster, const TaskEndpoint& self) const = 0;
   // What differs between the processes of one task (nproc_per_node > 1), applied over the
   // task's environment: SHOAL_LOCAL_RANK and SHOAL_LOCAL_WORLD_SIZE, and the framework's.

@@ -37,4 +37,11 @@ class XgboostFramework final : public FrameworkAdapter {
   EnvMap TaskEnvironment(const JobSpec& spec, const ClusterView& cluster, const TaskEndpoint& self) const override;
 };
 
+class MpiFramework final : public FrameworkAdapter {
+ public:
+  std::string name() const override { return "mpi"; }
+  bool LaunchesWithMpirun() const override { return true; }
+  EnvMap TaskEnvironment(const JobSpec& spec, const ClusterView& cluster, const TaskEndpoint& self) const override;
+};
+
 }  // namespace shoal

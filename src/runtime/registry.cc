@@ -9,7 +9,8 @@ const std::vector<const FrameworkAdapter*>& All() {
   static const TensorFlowFramework tensorflow;
   static const MxNetFramework mxnet;
   static const XgboostFramework xgboost;
-  static const std::vector<const FrameworkAdapter*> all = {&generic, &pytorch, &tensorflow, &mxnet, &xgboost};
+  static const MpiFramework mpi;
+  static const std::vector<const FrameworkAdapter*> all = {&generic, &pytorch, &tensorflow, &mxnet, &xgboost, &mpi};
   return all;
 }
 

@@ -9,6 +9,7 @@ const std::vector<FrameworkRoles>& Table() {
        {{"chief", false, 1, false}, {"worker", true, 0, false}, {"ps", false, 0, true}, {"evaluator", false, 1, true}}},
       {"mxnet", {{"scheduler", true, 1, true}, {"server", false, 0, true}, {"worker", true, 0, false}}},
       {"xgboost", {{"worker", true, 0, false}}},
+      {"mpi", {{"worker", true, 0, false}}},
   };
   return table;
 }

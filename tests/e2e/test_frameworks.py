@@ -1,6 +1,7 @@
 """Each framework's distributed mode, with programs that use the variables exactly as the
 framework's own launcher would set them."""
 import hashlib
+import time
 import re
 from pathlib import Path
 
@@ -128,4 +129,24 @@ roles:
 """)
     result, job_id = shoal.run_job(spec, check=1, timeout=60)
     assert "local rank 1 exit code 3: broken" in result.stderr
+    assert shoal.job_processes(job_id) == []
+
+
+def test_mpi_ranks_start_through_shoals_containers_and_allreduce(shoal):
+    shoal.start_server()
+    _, job_id = shoal.run_job(REPO / "examples/mpi-allreduce/job.yaml", check=0, timeout=120)
+    mpirun_log = (shoal.home / "jobs" / job_id / "attempt-1" / "mpirun.log").read_text()
+    for rank in range(3):
+        assert f"rank {rank} of 3 in task {rank}: sum 6" in mpirun_log, mpirun_log
+    assert all(t["state"] == "SUCCEEDED" for t in shoal.status(job_id)["attempts"][-1]["tasks"])
+    assert shoal.job_processes(job_id) == []
+
+
+def test_a_dying_mpi_rank_fails_the_job_promptly_and_leaves_nothing(shoal):
+    shoal.start_server()
+    started = time.monotonic()
+    result, job_id = shoal.run_job(REPO / "examples/mpi-allreduce/job.yaml", "--command",
+                                   "worker=/usr/bin/python3 allreduce.py --fail-rank 1", check=1, timeout=120)
+    assert time.monotonic() - started < 30, "the failure must end the job promptly"
+    assert "FAILED" in result.stderr
     assert shoal.job_processes(job_id) == []

@@ -1,0 +1,41 @@
+#include "master/mpi_agent_command.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "common/http_client.h"
+#include "master/am_protocol.h"
+
+namespace shoal {
+
+int MpiAgentCommand(int argc, char** argv) {
+  const char* am = std::getenv("SHOAL_AM_ADDR");
+  int first = 1;
+  while (first < argc && argv[first][0] == '-') ++first;  // ssh-style options mpirun may add
+  if (!am || first + 1 >= argc) {
+    std::fprintf(stderr, "shoal mpi-agent: mpirun runs this with a host and a command (and SHOAL_AM_ADDR set); "
+                         "it is not for direct use\n");
+    return 2;
+  }
+  std::string host = argv[first];
+  std::string command;
+  for (int i = first + 1; i < argc; ++i) command += (command.empty() ? "" : " ") + std::string(argv[i]);
+  HttpJsonClient client(std::string("http://") + am, 35'000);
+  auto launched = client.Post(am_protocol::kMpiLaunch, Json{{"host", host}, {"command", command}});
+  if (!launched.ok()) {
+    std::fprintf(stderr, "shoal mpi-agent: %s\n", launched.status().message().c_str());
+    return 1;
+  }
+  while (true) {
+    auto waited = client.Get(std::string(am_protocol::kMpiWait) + "?host=" + UrlEncode(host) + "&wait_ms=30000");
+    if (!waited.ok()) {
+      if (waited.status().code() == StatusCode::kTimeout) continue;
+      std::fprintf(stderr, "shoal mpi-agent: %s\n", waited.status().message().c_str());
+      return 1;
+    }
+    if (waited->value("done", false)) return waited->value("exit_code", 1);
+  }
+}
+
+}  // namespace shoal

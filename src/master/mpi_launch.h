@@ -1,0 +1,31 @@
+// MpiLaunch: how the AM of an `mpi` job starts its ranks through Shoal's containers.
+//
+// The AM runs Open MPI's mpirun with a hostfile of made-up host names, one per task
+// ("shoal-task-<rank>", slots = nproc_per_node), and with `shoal mpi-agent` as its remote
+// shell (plm_rsh_agent). For each host mpirun asks the agent to run an orted there; the
+// agent hands that command line to the AM, whose task's container runs it (in the
+// foreground: --daemonize is dropped) as its program. orted then starts the ranks, which
+// are thus children of the container: Shoal's resources, logs, heartbeats and kill apply.
+//
+// Contract: the helpers here are pure; the AM does the I/O.
+// Thread-safety: pure functions.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "spec/job_spec.h"
+
+namespace shoal {
+
+std::string MpiHostName(int rank);
+std::optional<int> RankFromMpiHost(const std::string& host);
+// "shoal-task-0 slots=2\n..." for every task of the job.
+std::string MpiHostfile(const JobSpec& spec);
+// mpirun's command line for the job.
+std::vector<std::string> MpirunArgv(const JobSpec& spec, const std::string& hostfile, const std::string& shoal_executable);
+// The orted command as the container runs it: in the foreground.
+std::string ForegroundOrted(std::string command);
+
+}  // namespace shoal
