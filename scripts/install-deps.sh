@@ -14,13 +14,30 @@ packages=(
   libgloo-dev libopenmpi-dev openmpi-bin
   # the examples and end-to-end tests
   python3 python3-torch python3-pytest python3-numpy dataset-fashion-mnist procps
+  python3-xgboost python3-mpi4py unzip
+  # the web UI's browser test (tests/browser): headless Chromium, never a downloaded one
+  chromium
 )
+# node and npm build the web UI's dependencies (web/package.json); a node that is already
+# on PATH (e.g. from NodeSource, whose nodejs carries npm) is used as it is.
+command -v npm >/dev/null 2>&1 || packages+=(nodejs npm)
+
+# `npm ci` in web/ when web/node_modules is missing or older than the lock file.
+install_web_modules() {
+  local web
+  web="$(cd "$(dirname "$0")/.." && pwd)/web"
+  if [ ! -d "$web/node_modules" ] || [ "$web/package-lock.json" -nt "$web/node_modules" ]; then
+    echo "install-deps: npm ci in $web"
+    (cd "$web" && npm ci --no-audit --no-fund) && touch "$web/node_modules"
+  fi
+}
 
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if [ ${#missing[@]} -eq 0 ]; then
+  install_web_modules
   echo "install-deps: everything is installed"
   exit 0
 fi
@@ -30,3 +47,4 @@ SUDO=""
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -q
 $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+install_web_modules

@@ -3,8 +3,24 @@
 #include <cstdio>
 
 #include "client/server_connection.h"
+#include "common/files.h"
 
 namespace shoal {
+
+namespace {
+
+// A server that listens beyond loopback wants its token (<home>/token) on every call.
+HttpJsonClient ClientFor(const std::string& url, const std::string& home) {
+  HttpJsonClient client(url, 70'000);
+  if (auto token = ReadFile(home + "/token"); token.ok()) {
+    std::string value = *token;
+    while (!value.empty() && (value.back() == '\n' || value.back() == '\r' || value.back() == ' ')) value.pop_back();
+    client.set_bearer_token(value);
+  }
+  return client;
+}
+
+}  // namespace
 
 Result<HttpJsonClient> ClientContext::Connect() const {
   auto url = FindServer(home);
@@ -15,12 +31,12 @@ Result<HttpJsonClient> ClientContext::Connect() const {
     }
     return url.status();
   }
-  return HttpJsonClient(*url, 70'000);
+  return ClientFor(*url, home);
 }
 
 Result<HttpJsonClient> ClientContext::ConnectOrStart() const {
   ASSIGN_OR_RETURN(std::string url, EnsureServer(home));
-  return HttpJsonClient(url, 70'000);
+  return ClientFor(url, home);
 }
 
 int ReportError(const Status& status) {

@@ -14,6 +14,7 @@ Result<std::string> HttpJsonClient::Send(const std::string& method, const std::s
   client.set_connection_timeout(5, 0);
   client.set_read_timeout(sec, usec);
   client.set_write_timeout(sec, usec);
+  if (!token_.empty()) client.set_bearer_token_auth(token_.c_str());
   httplib::Result result = method == "GET"
                                ? client.Get(path.c_str())
                                : client.Post(path.c_str(), body ? *body : std::string(), "application/json");

@@ -27,6 +27,8 @@ class HttpJsonClient {
   Result<std::string> GetText(const std::string& path, int timeout_ms = -1) const;
 
   const std::string& base_url() const { return base_url_; }
+  // Sends `Authorization: Bearer <token>` with every request (a server beyond loopback).
+  void set_bearer_token(std::string token) { token_ = std::move(token); }
 
  private:
   Result<std::string> Send(const std::string& method, const std::string& path, const std::string* body,
@@ -34,6 +36,7 @@ class HttpJsonClient {
 
   std::string base_url_;
   int timeout_ms_;
+  std::string token_;
 };
 
 // Percent-encodes a query parameter value.

@@ -74,6 +74,7 @@ int ContainerAgent::Run() {
     return cluster.status().code() == StatusCode::kAborted ? 0 : 1;
   }
   auto env = CurrentEnvironment();
+  env.erase("SHOAL_SERVER_TOKEN");  // the server's secret is not the program's business
   for (const auto& [key, value] : (*cluster)["env"].items()) env[key] = value.get<std::string>();
   if (Status s = MakeDirectories(options_.task_dir); !s.ok()) {
     ReportExit({127, 0}, s.message());
@@ -225,6 +226,7 @@ int ContainerAgent::Supervise(Programs& programs, int log_fd, int heartbeat_ms, 
     }
   };
   int64_t next_heartbeat = clock_.NowMillis() + heartbeat_ms;
+  int64_t next_sample = next_heartbeat;  // samples keep their own pace, whatever triggers a beat
   int64_t last_progress_report = 0;
   int64_t kill_at = 0;
   int64_t am_silent_since = 0;
@@ -250,7 +252,8 @@ int ContainerAgent::Supervise(Programs& programs, int log_fd, int heartbeat_ms, 
       beat["progress"] = progress;
       beat["metrics"] = metrics;
       if (rtt_ms >= 0) beat["rtt_ms"] = rtt_ms;
-      if (now >= next_heartbeat) {
+      if (now >= next_sample) {
+        next_sample = now + heartbeat_ms;
         ResourceSample usage = sampler.Sample(pids);
         beat["sample"] = {{"t", clock_.WallMillis()}, {"cpu", usage.cpu_percent}, {"rss", usage.rss_bytes},
                           {"progress", progress},

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <thread>
 
 #include "common/files.h"
@@ -38,7 +39,10 @@ Result<TaskRef> TaskFromBody(const Json& body) {
 }  // namespace
 
 ApplicationMaster::ApplicationMaster(AmOptions options, ContainerLauncher& launcher, const Clock& clock)
-    : options_(std::move(options)), launcher_(launcher), clock_(clock), server_(options_.server_url, 5000) {}
+    : options_(std::move(options)), launcher_(launcher), clock_(clock), server_(options_.server_url, 5000) {
+  // A server beyond loopback gives its AMs its token.
+  if (const char* token = std::getenv("SHOAL_SERVER_TOKEN"); token && *token) server_.set_bearer_token(token);
+}
 
 ApplicationMaster::~ApplicationMaster() { http_.stop(); }
 

@@ -6,6 +6,8 @@
 
 #include "common/http_server.h"
 #include "runtime/framework.h"
+#include "server/log_files.h"
+#include "server/metrics_page.h"
 #include "spec/spec_parser.h"
 
 namespace shoal {
@@ -43,28 +45,47 @@ Result<Json> SubmitJob(JobManager& jobs, const httplib::Request& req) {
   return Json{{"id", id}};
 }
 
-Result<Json> ReadLog(JobManager& jobs, const httplib::Request& req) {
+int64_t Int64Param(const httplib::Request& req, const char* name) {
+  return req.has_param(name) ? std::max(0LL, std::atoll(req.get_param_value(name).c_str())) : 0;
+}
+
+// The log file named by ?role=&index=&attempt= (role: the spec's first role when absent).
+Result<std::string> TaskLogPath(JobManager& jobs, const httplib::Request& req) {
   std::string id = std::string(req.matches[1]);
   std::string role = req.has_param("role") ? req.get_param_value("role") : "";
   int index = IntParam(req, "index", 0, -1, 1 << 20);
   int attempt = IntParam(req, "attempt", 0, 0, 1000);
-  int64_t offset = req.has_param("offset") ? std::max(0LL, std::atoll(req.get_param_value("offset").c_str())) : 0;
-  int limit = IntParam(req, "limit", 1 << 20, 1, 8 << 20);
   if (role.empty()) {
     ASSIGN_OR_RETURN(Json detail, jobs.Get(id, 0, 0));
     role = JobSpecFromJson(detail["spec"]).roles.front().name;
   }
-  ASSIGN_OR_RETURN(std::string path, jobs.LogPath(id, attempt, role, index));
-  std::ifstream file(path, std::ios::binary);
-  if (!file) return Json{{"text", ""}, {"offset", offset}, {"next_offset", offset}, {"path", path}};
-  file.seekg(0, std::ios::end);
-  int64_t size = file.tellg();
-  offset = std::min(offset, size);
-  file.seekg(offset);
-  std::string text(static_cast<size_t>(std::min<int64_t>(limit, size - offset)), '\0');
-  file.read(text.data(), static_cast<std::streamsize>(text.size()));
-  return Json{{"text", text}, {"offset", offset}, {"next_offset", offset + static_cast<int64_t>(text.size())},
-              {"size", size}, {"path", path}};
+  return jobs.LogPath(id, attempt, role, index);
+}
+
+Result<Json> ReadLog(JobManager& jobs, const httplib::Request& req) {
+  ASSIGN_OR_RETURN(std::string path, TaskLogPath(jobs, req));
+  return ReadLogChunk(path, Int64Param(req, "offset"), IntParam(req, "limit", 1 << 20, 1, 8 << 20));
+}
+
+// GET .../logs/raw: the whole log as text/plain (?download=1: as an attachment).
+void SendRawLog(JobManager& jobs, const httplib::Request& req, httplib::Response& res) {
+  auto path = TaskLogPath(jobs, req);
+  if (!path.ok()) return ReplyError(res, path.status());
+  auto file = std::make_shared<std::ifstream>(*path, std::ios::binary);
+  res.set_header("X-Content-Type-Options", "nosniff");
+  res.set_header("Content-Security-Policy", "default-src 'none'; sandbox");
+  if (req.get_param_value("download") == "1") {
+    std::string name = std::string(req.matches[1]) + "-" + path->substr(path->rfind('/') + 1);
+    res.set_header("Content-Disposition", "attachment; filename=\"" + name + "\"");
+  }
+  if (!*file) return res.set_content("", "text/plain; charset=utf-8");
+  res.set_chunked_content_provider("text/plain; charset=utf-8", [file](size_t, httplib::DataSink& sink) {
+    char buffer[64 * 1024];
+    file->read(buffer, sizeof buffer);
+    if (file->gcount() > 0) sink.write(buffer, static_cast<size_t>(file->gcount()));
+    if (!*file) sink.done();
+    return true;
+  });
 }
 
 }  // namespace
@@ -96,6 +117,24 @@ void InstallApi(httplib::Server& http, ApiContext ctx) {
     return jobs.Kill(std::string(req.matches[1]));
   }));
   http.Get(R"(/api/v1/jobs/([^/]+)/logs)", RouteJson([&jobs](const httplib::Request& req) { return ReadLog(jobs, req); }));
+  http.Get(R"(/api/v1/jobs/([^/]+)/logs/raw)",
+           [&jobs](const httplib::Request& req, httplib::Response& res) { SendRawLog(jobs, req, res); });
+  http.Get(R"(/api/v1/jobs/([^/]+)/logs/search)", RouteJson([&jobs](const httplib::Request& req) -> Result<Json> {
+    ASSIGN_OR_RETURN(std::string path, TaskLogPath(jobs, req));
+    return SearchLog(path, req.get_param_value("q"), IntParam(req, "max", 500, 1, 5000));
+  }));
+  http.Get(R"(/api/v1/jobs/([^/]+)/series)", RouteJson([&jobs](const httplib::Request& req) {
+    return jobs.Series(std::string(req.matches[1]), IntParam(req, "attempt", 0, 0, 1000),
+                       SeriesCursor{Int64Param(req, "after_sample"), Int64Param(req, "after_point")});
+  }));
+  http.Post(R"(/api/v1/jobs/([^/]+)/save-model)", RouteJson([&jobs](const httplib::Request& req) {
+    return jobs.SaveModel(std::string(req.matches[1]));
+  }));
+  http.Get("/metrics", [ctx](const httplib::Request&, httplib::Response& res) {
+    auto metrics = ctx.jobs.Metrics();
+    if (!metrics.ok()) return ReplyError(res, metrics.status());
+    res.set_content(RenderMetrics(*metrics, ctx.requests), "text/plain; version=0.0.4; charset=utf-8");
+  });
   http.Post("/api/v1/shutdown", RouteJson([ctx](const httplib::Request& req) -> Result<Json> {
     if (req.remote_addr != "127.0.0.1" && req.remote_addr != "::1") {
       return FailedPrecondition("the server can only be stopped from its own machine");
@@ -110,13 +149,13 @@ void InstallApi(httplib::Server& http, ApiContext ctx) {
   }));
   http.Post(R"(/internal/v1/jobs/([^/]+)/attempts/([0-9]+)/report)", RouteJson([&jobs](const httplib::Request& req) -> Result<Json> {
     ASSIGN_OR_RETURN(Json body, ParseBody(req));
-    RETURN_IF_ERROR(jobs.Report(std::string(req.matches[1]), std::atoi(std::string(req.matches[2]).c_str()), body));
-    return Json::object();
+    return jobs.Report(std::string(req.matches[1]), std::atoi(std::string(req.matches[2]).c_str()), body);
   }));
   http.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
     if (res.body.empty()) {
-      ReplyError(res, res.status == 404 ? NotFound("no route " + req.method + " " + req.path + "; see docs/api.md")
-                                        : Status(StatusCode::kInvalidArgument, "bad request"));
+      ReplyError(res, res.status == 404   ? NotFound("no route " + req.method + " " + req.path + "; see docs/api.md")
+                      : res.status == 413 ? ResourceExhausted("the request body is larger than the server accepts (64 MiB)")
+                                          : InvalidArgument("the server could not read the request (HTTP " + std::to_string(res.status) + "); a POST needs a JSON body, e.g. {}"));
     }
   });
 }

@@ -10,11 +10,13 @@
 #include <functional>
 
 #include "server/job_manager.h"
+#include "server/request_metrics.h"
 
 namespace shoal {
 
 struct ApiContext {
   JobManager& jobs;
+  RequestMetrics& requests;  // shown by GET /metrics
   std::string backend_name;
   std::function<void()> shutdown;  // asks the server to stop
 };

@@ -5,12 +5,14 @@
 #include "common/files.h"
 #include "common/log.h"
 #include "runtime/framework.h"
+#include "server/attempt_report.h"
+#include "server/saved_models.h"
 
 namespace shoal {
 
-JobManager::JobManager(JobStore& store, ClusterBackend& backend, const Clock& clock, std::string server_url,
-                       std::string home)
-    : store_(store), backend_(backend), clock_(clock), server_url_(std::move(server_url)), home_(std::move(home)) {
+JobManager::JobManager(JobStore& store, SeriesStore& series, ClusterBackend& backend, const Clock& clock,
+                       std::string server_url, std::string home)
+    : store_(store), series_(series), backend_(backend), clock_(clock), server_url_(std::move(server_url)), home_(std::move(home)) {
   ClusterCapacity capacity = backend_.Capacity();
   free_ = capacity.total;
   for (int i = 0; i < capacity.total.gpus; ++i) free_gpus_.insert(i);
@@ -189,30 +191,87 @@ Result<Json> JobManager::AttemptForAm(const std::string& id, int attempt) {
   return Json{{"spec", ToJson(job->spec)}, {"task_gpus", job->attempts.back().task_gpus}};
 }
 
-Status JobManager::Report(const std::string& id, int attempt_number, const Json& report) {
+Result<Json> JobManager::Report(const std::string& id, int attempt_number, const Json& body) {
+  ASSIGN_OR_RETURN(AttemptReport report, ParseAttemptReport(body));
+  for (double rtt_ms : report.heartbeat_rtts_ms) heartbeat_rtt_.Observe(rtt_ms / 1000.0);
   std::lock_guard lock(mutex_);
   JobRecord* job = FindLive(id);
   if (!job || job->attempts.empty() || job->attempts.back().number != attempt_number) {
     return NotFound("job '" + id + "' has no attempt " + std::to_string(attempt_number) + " running");
   }
+  // The series first: when they cannot be stored the AM retries the whole report.
+  if (!report.series.empty()) RETURN_IF_ERROR(series_.Append(job->seq, attempt_number, report.series));
   AttemptRecord& attempt = job->attempts.back();
-  if (!report.contains("tasks") || !report["tasks"].is_array()) return InvalidArgument("a report needs \"tasks\"");
-  attempt.tasks = report["tasks"];
-  attempt.state = report.value("state", attempt.state);
-  attempt.message = report.value("message", attempt.message);
-  attempt.am_addr = report.value("am_addr", attempt.am_addr);
-  attempt.final_reported = attempt.final_reported || report.value("final", false);
+  attempt.tasks = std::move(report.tasks);
+  attempt.state = report.state.value_or(attempt.state);
+  attempt.message = report.message.value_or(attempt.message);
+  attempt.am_addr = report.am_addr.value_or(attempt.am_addr);
+  attempt.final_reported = attempt.final_reported || report.final;
+  if (report.board_url) attempt.board_url = *report.board_url;
+  for (const SavedModelUpdate& update : report.saved_models) {
+    ApplySavedModelUpdate(attempt.saved_models, update, clock_.WallMillis());
+  }
   double sum = 0;
   int workers = 0;
   for (const Json& task : attempt.tasks) {
     if (task.value("service", false)) continue;
-    sum += task.value("progress", 0.0);
+    sum += task.value("progress", 0.0);  // ParseAttemptReport checked the types
     ++workers;
   }
   job->progress = workers ? sum / workers : 0;
   if (!job->kill_requested) job->message = attempt.message;
   Changed(*job);
-  return Status::Ok();
+  return Json{{"save_requests", PendingSaveRequests(attempt.saved_models)}};
+}
+
+Result<Json> JobManager::SaveModel(const std::string& id) {
+  std::lock_guard lock(mutex_);
+  JobRecord* job = FindLive(id);
+  if (!job) {
+    ASSIGN_OR_RETURN(auto stored, store_.Load(JobSeqFromId(id)));
+    if (!stored) return NotFound("no job '" + id + "'; `shoal list` shows the jobs");
+    return FailedPrecondition("job '" + stored->id + "' has ended (" + std::string(Name(stored->state)) +
+                              "); a model can be saved only while the job runs");
+  }
+  if (job->state != JobState::kRunning || job->attempts.empty() || job->kill_requested) {
+    return FailedPrecondition("job '" + job->id + "' is " + std::string(job->kill_requested ? "being killed" : Name(job->state)) +
+                              "; a model can be saved only while the job runs");
+  }
+  AttemptRecord& attempt = job->attempts.back();
+  Json entry = NewSaveRequest(attempt.saved_models, clock_.WallMillis());
+  attempt.saved_models.push_back(entry);
+  Changed(*job);
+  entry["attempt"] = attempt.number;
+  return entry;
+}
+
+Result<Json> JobManager::Series(const std::string& id, int attempt, SeriesCursor after) {
+  ASSIGN_OR_RETURN(Json detail, Get(id, 0, 0));
+  int attempts = static_cast<int>(detail["attempts"].size());
+  if (attempt <= 0) attempt = attempts;
+  if (attempt > attempts) {
+    return NotFound("job '" + id + "' has " + std::to_string(attempts) + " attempt(s), not " + std::to_string(attempt));
+  }
+  Json tasks = Json::array();
+  if (attempt == 0) return Json{{"attempt", 0}, {"tasks", tasks}, {"next", {{"sample", 0}, {"point", 0}}}};
+  ASSIGN_OR_RETURN(LoadedSeries loaded, series_.Load(JobSeqFromId(id), attempt, after));
+  for (const TaskSeries& task : loaded.tasks) tasks.push_back(ToJson(task));
+  return Json{{"attempt", attempt}, {"tasks", tasks}, {"next", {{"sample", loaded.next.sample}, {"point", loaded.next.point}}}};
+}
+
+Result<JobMetrics> JobManager::Metrics() {
+  JobMetrics metrics;
+  ASSIGN_OR_RETURN(metrics.jobs_by_state, store_.CountByState());
+  metrics.heartbeat_rtt = heartbeat_rtt_.Snapshot();
+  std::lock_guard lock(mutex_);
+  metrics.queue_length = static_cast<int64_t>(queue_.size());
+  for (const auto& [id, job] : live_) {
+    if (job.state != JobState::kRunning || job.attempts.empty()) continue;
+    for (const Json& task : job.attempts.back().tasks) {
+      ++metrics.tasks_by_state[task.value("state", "UNKNOWN")];  // ParseAttemptReport checked the types
+    }
+  }
+  return metrics;
 }
 
 Result<std::string> JobManager::LogPath(const std::string& id, int attempt, const std::string& role, int index) {

@@ -9,6 +9,10 @@
 //  - A job's attempt ends only when its AM has ended; then whatever is left of the
 //    attempt is swept, its resources are freed, and the job is retried, finished or killed.
 //  - Every change bumps the job's version and wakes Get() callers waiting on it.
+//  - Report applies an AM's report all or nothing (server/attempt_report.h): the task
+//    snapshot, the series (appended to the SeriesStore, never to the job's row), the
+//    board URL and saved-model states; its reply lists the save requests still pending.
+//  - SaveModel records a save request on the running attempt (409 when not running).
 //  - Start() re-attaches RUNNING jobs whose AM is still alive; attempts whose AM is gone
 //    are failed ("lost when the server restarted") and retried if attempts remain.
 // Thread-safety: all public methods are safe from any thread (one mutex, GUARDED_BY in
@@ -26,13 +30,24 @@
 #include "backend/admission.h"
 #include "backend/cluster_backend.h"
 #include "common/clock.h"
+#include "server/histogram.h"
 #include "server/job_store.h"
+#include "server/series_store.h"
 
 namespace shoal {
 
+// What GET /metrics shows of the jobs.
+struct JobMetrics {
+  std::map<std::string, int64_t> jobs_by_state;   // the whole history
+  std::map<std::string, int64_t> tasks_by_state;  // the tasks of running jobs' latest attempts
+  int64_t queue_length = 0;
+  HistogramSnapshot heartbeat_rtt;                // seconds, one observation per task per report
+};
+
 class JobManager {
  public:
-  JobManager(JobStore& store, ClusterBackend& backend, const Clock& clock, std::string server_url, std::string home);
+  JobManager(JobStore& store, SeriesStore& series, ClusterBackend& backend, const Clock& clock, std::string server_url,
+             std::string home);
   ~JobManager();
 
   Status Start();
@@ -44,10 +59,16 @@ class JobManager {
   Result<Json> Get(const std::string& id, int64_t wait_version, int wait_ms);
   Result<Json> List(const JobFilter& filter);
   Json ClusterInfo();
+  Result<JobMetrics> Metrics();
+  // Records a save request on the running attempt; returns the new saved-model entry.
+  Result<Json> SaveModel(const std::string& id);
+  // One attempt's series (attempt 0: the latest), only what arrived after `after`:
+  // {"attempt", "tasks": [{role, index, samples, metrics}], "next": {sample, point}}.
+  Result<Json> Series(const std::string& id, int attempt, SeriesCursor after);
 
-  // For AMs.
+  // For AMs. The reply: {"save_requests": [{name, requested_ms}]} still pending.
   Result<Json> AttemptForAm(const std::string& id, int attempt);
-  Status Report(const std::string& id, int attempt, const Json& report);
+  Result<Json> Report(const std::string& id, int attempt, const Json& report);
 
   // The log file of one task; attempt 0 means the latest.
   Result<std::string> LogPath(const std::string& id, int attempt, const std::string& role, int index);
@@ -64,6 +85,7 @@ class JobManager {
   void RunInBackground(std::function<void()> work);  // REQUIRES mutex_
 
   JobStore& store_;
+  SeriesStore& series_;
   ClusterBackend& backend_;
   const Clock& clock_;
   const std::string server_url_;
@@ -80,6 +102,7 @@ class JobManager {
   bool stopping_ = false;                            // GUARDED_BY(mutex_)
   std::thread scheduler_;
   int background_running_ = 0;                       // GUARDED_BY(mutex_)
+  Histogram heartbeat_rtt_;                          // thread-safe itself
 };
 
 }  // namespace shoal

@@ -5,7 +5,7 @@
 
 #include <thread>
 
-#include "backend/fake/fake_backend.h"
+#include "server/test_jobs.h"
 
 namespace shoal {
 namespace {
@@ -21,17 +21,7 @@ JobSpec Spec(const std::string& name, int workers, double cpus, int max_attempts
 
 class JobManagerTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    path_ = "/tmp/shoal-manager-test-" + std::to_string(getpid()) + ".db";
-    unlink(path_.c_str());
-    store_ = std::move(JobStore::Open(path_).value());
-    manager_ = std::make_unique<JobManager>(*store_, backend_, clock_, "http://127.0.0.1:1", "/tmp/shoal-manager-home");
-    ASSERT_TRUE(manager_->Start().ok());
-  }
-  void TearDown() override {
-    manager_->Stop();
-    unlink(path_.c_str());
-  }
+  void SetUp() override { ASSERT_TRUE(jobs_.started); }
 
   std::string State(const std::string& id) {
     return manager_->Get(id, 0, 0).value()["state"].get<std::string>();
@@ -52,11 +42,12 @@ class JobManagerTest : public ::testing::Test {
     backend_.Finish(id + "/" + std::to_string(attempt), ExitInfo{state == "SUCCEEDED" ? 0 : 1, 0});
   }
 
-  std::string path_;
-  FakeClock clock_;
-  FakeBackend backend_{ClusterCapacity{{4, 8LL << 30, 0}, {4, 8LL << 30, 0}}};
-  std::unique_ptr<JobStore> store_;
-  std::unique_ptr<JobManager> manager_;
+  TestJobs jobs_{"manager"};
+  FakeClock& clock_ = jobs_.clock;
+  FakeBackend& backend_ = jobs_.backend;
+  std::unique_ptr<JobStore>& store_ = jobs_.store;
+  std::unique_ptr<SeriesStore>& series_ = jobs_.series;
+  std::unique_ptr<JobManager>& manager_ = jobs_.manager;
 };
 
 TEST_F(JobManagerTest, RefusesJobsLargerThanTheCluster) {
@@ -131,12 +122,91 @@ TEST_F(JobManagerTest, RestartFailsAttemptsWhoseAmIsGoneAndKeepsTheQueue) {
   ASSERT_TRUE(Eventually([&] { return State(running) == "RUNNING"; }));
   manager_->Stop();
   FakeBackend fresh{ClusterCapacity{{4, 8LL << 30, 0}, {4, 8LL << 30, 0}}};
-  JobManager restarted(*store_, fresh, clock_, "http://127.0.0.1:1", "/tmp/shoal-manager-home");
+  JobManager restarted(*store_, *series_, fresh, clock_, "http://127.0.0.1:1", "/tmp/shoal-manager-home");
   ASSERT_TRUE(restarted.Start().ok());
   EXPECT_EQ(restarted.Get(running, 0, 0).value()["state"], "FAILED");
   EXPECT_NE(restarted.Get(running, 0, 0).value()["message"].get<std::string>().find("lost"), std::string::npos);
   ASSERT_TRUE(Eventually([&] { return restarted.Get(queued, 0, 0).value()["state"] == "RUNNING"; }));
   restarted.Stop();
+}
+
+Json RunningTask(int index, double rtt_ms) {
+  return Json{{"role", "worker"}, {"index", index}, {"state", "RUNNING"}, {"progress", 0.5}, {"cpu", 80.0},
+              {"rss", 1 << 20}, {"heartbeat_rtt_ms", rtt_ms}};
+}
+
+TEST_F(JobManagerTest, ReportsAppendSeriesServedPerAttempt) {
+  std::string id = manager_->Submit(Spec("s", 2, 1)).value();
+  ASSERT_TRUE(Eventually([&] { return State(id) == "RUNNING"; }));
+  Json report = Json::parse(R"({"state": "RUNNING", "board_url": "http://127.0.0.1:6006/",
+    "series": [{"role": "worker", "index": 0, "samples": [{"t": 1, "cpu": 80, "rss": 1048576, "progress": 0.5}],
+                "metrics": [{"t": 1, "step": 10, "name": "loss", "value": 0.31}]}]})");
+  report["tasks"] = Json::array({RunningTask(0, 1.5), RunningTask(1, 3)});
+  ASSERT_TRUE(manager_->Report(id, 1, report).ok());
+  report["series"][0]["metrics"][0]["step"] = 20;
+  report["series"][0]["samples"] = Json::array();
+  ASSERT_TRUE(manager_->Report(id, 1, report).ok());
+
+  Json series = manager_->Series(id, 0, {}).value();
+  EXPECT_EQ(series["attempt"], 1);
+  ASSERT_EQ(series["tasks"].size(), 1u);
+  EXPECT_EQ(series["tasks"][0]["samples"].size(), 1u);
+  ASSERT_EQ(series["tasks"][0]["metrics"].size(), 2u);
+  EXPECT_EQ(series["tasks"][0]["metrics"][1]["step"], 20);
+  SeriesCursor cursor{series["next"]["sample"], series["next"]["point"]};
+  EXPECT_TRUE(manager_->Series(id, 1, cursor).value()["tasks"].empty());
+  EXPECT_EQ(manager_->Series(id, 2, {}).status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(manager_->Series("job-99", 0, {}).status().code(), StatusCode::kNotFound);
+
+  Json detail = manager_->Get(id, 0, 0).value();
+  EXPECT_EQ(detail["board_url"], "http://127.0.0.1:6006/");
+  EXPECT_EQ(detail["attempts"][0]["tasks"][1]["cpu"], 80.0);
+  EXPECT_EQ(store_->Load(JobSeqFromId(id)).value()->Detail().dump().find("\"samples\""), std::string::npos)
+      << "series are not kept in the job's row";
+  JobMetrics metrics = manager_->Metrics().value();
+  EXPECT_EQ(metrics.heartbeat_rtt.count, 4u);
+  EXPECT_EQ(metrics.tasks_by_state["RUNNING"], 2);
+  EXPECT_EQ(metrics.jobs_by_state["RUNNING"], 1);
+}
+
+TEST_F(JobManagerTest, AMalformedReportChangesNothing) {
+  std::string id = manager_->Submit(Spec("m", 1, 1)).value();
+  ASSERT_TRUE(Eventually([&] { return State(id) == "RUNNING"; }));
+  int64_t version = manager_->Get(id, 0, 0).value()["version"];
+  Json report{{"state", "FAILED"}, {"tasks", Json::array()}, {"series", Json::array({Json{{"role", "worker"}}})}};
+  auto reply = manager_->Report(id, 1, report);
+  ASSERT_FALSE(reply.ok());
+  EXPECT_EQ(reply.status().code(), StatusCode::kInvalidArgument);
+  Json detail = manager_->Get(id, 0, 0).value();
+  EXPECT_EQ(detail["version"], version);
+  EXPECT_EQ(detail["attempts"][0]["state"], "STARTING");
+}
+
+TEST_F(JobManagerTest, SaveModelRecordsARequestOnTheRunningAttempt) {
+  std::string queued_spec = manager_->Submit(Spec("big", 4, 1)).value();
+  ASSERT_TRUE(Eventually([&] { return State(queued_spec) == "RUNNING"; }));
+  std::string queued = manager_->Submit(Spec("q", 1, 1)).value();
+  EXPECT_EQ(manager_->SaveModel(queued).status().code(), StatusCode::kFailedPrecondition) << "not running yet";
+  EXPECT_EQ(manager_->SaveModel("job-77").status().code(), StatusCode::kNotFound);
+
+  Json entry = manager_->SaveModel(queued_spec).value();
+  EXPECT_EQ(entry["state"], "requested");
+  Json detail = manager_->Get(queued_spec, 0, 0).value();
+  ASSERT_EQ(detail["saved_models"].size(), 1u);
+  EXPECT_EQ(detail["saved_models"][0]["name"], entry["name"]);
+  EXPECT_EQ(detail["saved_models"][0]["attempt"], 1);
+  Json reply = manager_->Report(queued_spec, 1, Json{{"tasks", Json::array()}}).value();
+  ASSERT_EQ(reply["save_requests"].size(), 1u) << "the AM learns of the request from the reply";
+  Json saved{{"tasks", Json::array()},
+             {"saved_models", Json::array({Json{{"name", entry["name"]}, {"state", "saved"}, {"uri", "file:///m"}}})}};
+  EXPECT_TRUE(manager_->Report(queued_spec, 1, saved).value()["save_requests"].empty());
+  EXPECT_EQ(manager_->Get(queued_spec, 0, 0).value()["saved_models"][0]["state"], "saved");
+
+  ReportEnd(queued_spec, 1, "SUCCEEDED");
+  ASSERT_TRUE(Eventually([&] { return State(queued_spec) == "SUCCEEDED"; }));
+  auto ended = manager_->SaveModel(queued_spec);
+  EXPECT_EQ(ended.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(ended.status().message().find("only while the job runs"), std::string::npos);
 }
 
 }  // namespace

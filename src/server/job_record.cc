@@ -16,7 +16,8 @@ Json ToJson(const AttemptRecord& a) {
   return Json{{"number", a.number},         {"state", a.state},         {"message", a.message},
               {"started_ms", a.started_ms}, {"finished_ms", a.finished_ms}, {"backend_id", a.backend_id},
               {"am_addr", a.am_addr},       {"dir", a.dir},             {"task_gpus", a.task_gpus},
-              {"tasks", a.tasks},           {"final_reported", a.final_reported}};
+              {"tasks", a.tasks},           {"final_reported", a.final_reported}, {"board_url", a.board_url},
+              {"saved_models", a.saved_models}};
 }
 
 AttemptRecord AttemptFromJson(const Json& j) {
@@ -32,6 +33,8 @@ AttemptRecord AttemptFromJson(const Json& j) {
   a.task_gpus = j.value("task_gpus", std::vector<std::vector<int>>{});
   a.tasks = j.value("tasks", Json::array());
   a.final_reported = j.value("final_reported", false);
+  a.board_url = j.value("board_url", "");
+  a.saved_models = j.value("saved_models", Json::array());
   return a;
 }
 
@@ -56,8 +59,17 @@ Json JobRecord::Detail() const {
   detail["spec"] = ToJson(spec);
   detail["version"] = version;
   Json attempts_json = Json::array();
-  for (const auto& attempt : attempts) attempts_json.push_back(ToJson(attempt));
+  Json saved_models = Json::array();
+  for (const auto& attempt : attempts) {
+    attempts_json.push_back(ToJson(attempt));
+    for (Json entry : attempt.saved_models) {
+      entry["attempt"] = attempt.number;
+      saved_models.push_back(std::move(entry));
+    }
+  }
   detail["attempts"] = attempts_json;
+  detail["board_url"] = attempts.empty() ? "" : attempts.back().board_url;
+  detail["saved_models"] = saved_models;
   return detail;
 }
 

@@ -25,6 +25,8 @@ struct AttemptRecord {
   std::vector<std::vector<int>> task_gpus;
   Json tasks = Json::array();
   bool final_reported = false;
+  std::string board_url;                 // the job's board (TensorBoard...), as the AM reports it
+  Json saved_models = Json::array();     // server/saved_models.h
 };
 
 struct JobRecord {
@@ -43,7 +45,8 @@ struct JobRecord {
 
   // The short form shown in lists.
   Json Summary() const;
-  // Everything, for `shoal status` and the job page.
+  // Everything, for `shoal status` and the job page; also "board_url" (the latest
+  // attempt's, "" when none) and "saved_models" (every attempt's, each with "attempt").
   Json Detail() const;
 };
 

@@ -2,27 +2,10 @@
 
 #include <sqlite3.h>
 
+#include "server/sqlite_statement.h"
+
 namespace shoal {
 namespace {
-
-// A prepared statement that finalizes itself.
-class Statement {
- public:
-  Statement(sqlite3* db, const std::string& sql) { sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt_, nullptr); }
-  ~Statement() { sqlite3_finalize(stmt_); }
-  bool ok() const { return stmt_ != nullptr; }
-  void Bind(int i, const std::string& text) { sqlite3_bind_text(stmt_, i, text.c_str(), -1, SQLITE_TRANSIENT); }
-  void Bind(int i, int64_t value) { sqlite3_bind_int64(stmt_, i, value); }
-  int Step() { return sqlite3_step(stmt_); }
-  std::string Text(int col) {
-    const unsigned char* text = sqlite3_column_text(stmt_, col);
-    return text ? reinterpret_cast<const char*>(text) : "";
-  }
-  int64_t Int(int col) { return sqlite3_column_int64(stmt_, col); }
-
- private:
-  sqlite3_stmt* stmt_ = nullptr;
-};
 
 std::string DumpSafe(const Json& value) { return value.dump(-1, ' ', false, Json::error_handler_t::replace); }
 
@@ -45,15 +28,8 @@ JobRecord FromDetail(int64_t seq, const Json& detail) {
 }  // namespace
 
 Result<std::unique_ptr<JobStore>> JobStore::Open(const std::string& path) {
-  sqlite3* db = nullptr;
-  if (sqlite3_open(path.c_str(), &db) != SQLITE_OK) {
-    std::string reason = db ? sqlite3_errmsg(db) : "out of memory";
-    sqlite3_close(db);
-    return Unavailable("cannot open the job history '" + path + "': " + reason);
-  }
+  ASSIGN_OR_RETURN(sqlite3* db, OpenDatabase(path, "the job history"));
   std::unique_ptr<JobStore> store(new JobStore(db, path));
-  sqlite3_busy_timeout(db, 5000);
-  RETURN_IF_ERROR(store->Exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"));
   RETURN_IF_ERROR(store->Exec(
       "CREATE TABLE IF NOT EXISTS jobs ("
       " seq INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL, user TEXT NOT NULL,"
@@ -66,22 +42,37 @@ Result<std::unique_ptr<JobStore>> JobStore::Open(const std::string& path) {
 
 JobStore::~JobStore() { sqlite3_close(db_); }
 
-Status JobStore::Exec(const std::string& sql) {
-  char* error = nullptr;
-  if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &error) != SQLITE_OK) {
-    std::string reason = error ? error : "unknown error";
-    sqlite3_free(error);
-    return Unavailable("job history '" + path_ + "': " + reason);
-  }
-  return Status::Ok();
-}
+Status JobStore::Exec(const std::string& sql) { return ExecSql(db_, sql, "job history '" + path_ + "'"); }
 
-Status JobStore::Error(const std::string& what) {
-  return Unavailable("job history '" + path_ + "': " + what + ": " + sqlite3_errmsg(db_));
-}
+Status JobStore::Error(const std::string& what) { return SqliteError(db_, "job history '" + path_ + "': " + what); }
 
 Status JobStore::Insert(JobRecord& job) {
   std::lock_guard lock(mutex_);
+  return InsertLocked(job);
+}
+
+Status JobStore::InsertAll(std::vector<JobRecord>& jobs) {
+  std::lock_guard lock(mutex_);
+  RETURN_IF_ERROR(Exec("BEGIN"));
+  for (JobRecord& job : jobs) {
+    if (Status s = InsertLocked(job); !s.ok()) {
+      (void)Exec("ROLLBACK");
+      return s;
+    }
+  }
+  return Exec("COMMIT");
+}
+
+Result<std::map<std::string, int64_t>> JobStore::CountByState() {
+  std::lock_guard lock(mutex_);
+  Statement select(db_, "SELECT state, COUNT(*) FROM jobs GROUP BY state");
+  if (!select.ok()) return Error("prepare count by state");
+  std::map<std::string, int64_t> counts;
+  while (select.Step() == SQLITE_ROW) counts[select.Text(0)] = select.Int(1);
+  return counts;
+}
+
+Status JobStore::InsertLocked(JobRecord& job) {
   Statement insert(db_, "INSERT INTO jobs(name, user, framework, state, created_ms, summary, detail) VALUES(?,?,?,?,?,'{}','{}')");
   if (!insert.ok()) return Error("prepare insert");
   insert.Bind(1, job.spec.name);

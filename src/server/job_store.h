@@ -6,9 +6,12 @@
 //  - List filters by state, user and a name substring, newest first, with limit/offset,
 //    using the table's indexes (it does not load every job).
 //  - Errors name the database file.
+//  - Time series (samples, metric points) live in SeriesStore's tables, not here.
 // Thread-safety: one connection guarded by an internal mutex; safe from any thread.
 #pragma once
 
+#include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -35,14 +38,19 @@ class JobStore {
   ~JobStore();
 
   Status Insert(JobRecord& job);
+  // Inserts every job in one transaction (imports, benchmarks); all or nothing.
+  Status InsertAll(std::vector<JobRecord>& jobs);
   Status Update(const JobRecord& job);
   Result<std::vector<JobRecord>> LoadUnfinished();
   Result<std::optional<JobRecord>> Load(int64_t seq);
   // Summaries matching the filter, and how many match in all.
   Result<std::pair<std::vector<Json>, int64_t>> List(const JobFilter& filter);
+  // How many jobs of the history are in each state (for /metrics).
+  Result<std::map<std::string, int64_t>> CountByState();
 
  private:
   JobStore(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
+  Status InsertLocked(JobRecord& job);  // REQUIRES mutex_
   Status Exec(const std::string& sql);
   Status Error(const std::string& what);
 

@@ -17,6 +17,9 @@
 #include "common/paths.h"
 #include "common/units.h"
 #include "server/api.h"
+#include "server/server_auth.h"
+#include "server/server_hooks.h"
+#include "server/web_ui.h"
 
 namespace shoal {
 namespace {
@@ -41,7 +44,7 @@ int StopServer(const std::string& home) {
 }  // namespace
 
 int ServerCommand(int argc, char** argv) {
-  CLI::App app{"The Shoal server: the REST API, the job history and the scheduler of the local cluster.\n"
+  CLI::App app{"The Shoal server: the REST API, the web UI, the job history and the scheduler of the local cluster.\n"
                "`shoal run` starts one in the background when none is running."};
   std::string home = ShoalHome();
   std::string host = "127.0.0.1";
@@ -49,7 +52,7 @@ int ServerCommand(int argc, char** argv) {
   std::string cpus, memory;
   int gpus = -1;
   app.add_option("--home", home, "state directory: job history, logs (default $SHOAL_HOME or ~/.shoal)");
-  app.add_option("--host", host, "address to listen on (default loopback only)");
+  app.add_option("--host", host, "address to listen on (default loopback only; any other address requires the token written to <home>/token)");
   auto* port_option = app.add_option("--port", port, "port to listen on (default 7480, or a free one when 7480 is taken); 0 picks a free one")
                           ->check(CLI::Range(0, 65535));
   app.add_option("--cpus", cpus, "CPUs the local cluster offers (default: this machine's cores)");
@@ -103,6 +106,22 @@ int ServerCommand(int argc, char** argv) {
     std::fprintf(stderr, "shoal server: %s\n", store.status().message().c_str());
     return 1;
   }
+  auto series = SeriesStore::Open(home + "/shoal.db");
+  if (!series.ok()) {
+    std::fprintf(stderr, "shoal server: %s\n", series.status().message().c_str());
+    return 1;
+  }
+  auto auth = ServerAuth::ForHost(host, home);
+  if (!auth.ok()) {
+    std::fprintf(stderr, "shoal server: %s\n", auth.status().message().c_str());
+    return 1;
+  }
+  if (auth->enabled()) {
+    // The AMs this server starts inherit the token to authorise their reports.
+    setenv("SHOAL_SERVER_TOKEN", auth->token().c_str(), 1);
+    std::fprintf(stderr, "shoal server: listening beyond loopback on %s: requests need the token in %s\n", host.c_str(),
+                 TokenPath(home).c_str());
+  }
   BlockTerminationSignals();
 
   httplib::Server http;
@@ -115,16 +134,19 @@ int ServerCommand(int argc, char** argv) {
   }
   std::string url = "http://" + (host == "0.0.0.0" ? std::string("127.0.0.1") : host) + ":" + std::to_string(*bound);
   LocalBackend backend(capacity, SelfExecutable(), RealProcessLauncher::Instance());
-  JobManager jobs(**store, backend, SystemClock::Instance(), url, home);
+  JobManager jobs(**store, **series, backend, SystemClock::Instance(), url, home);
   if (Status s = jobs.Start(); !s.ok()) {
     std::fprintf(stderr, "shoal server: %s\n", s.message().c_str());
     return 1;
   }
-  InstallApi(http, ApiContext{jobs, backend.name(), [&http] { http.stop(); }});
+  RequestMetrics requests;
+  InstallServerHooks(http, *auth, requests, TokenPath(home));
+  InstallApi(http, ApiContext{jobs, requests, backend.name(), [&http] { http.stop(); }});
+  InstallWebUi(http, EmbeddedWebAssets());
   OnTermination([&http] { http.stop(); });
   Json info{{"url", url}, {"pid", getpid()}, {"home", home}};
   (void)WriteFileAtomic(ServerInfoPath(home), info.dump() + "\n");
-  LogInfo("listening on " + url + " (" + capacity.total.ToString() + "), state in " + home);
+  LogInfo("listening on " + url + " (" + capacity.total.ToString() + "), state in " + home + "; web UI at " + url + "/");
   http.listen_after_bind();
   LogInfo("stopping");
   unlink(ServerInfoPath(home).c_str());

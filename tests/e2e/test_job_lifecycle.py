@@ -210,3 +210,19 @@ roles:
     job_id = shoal.submit(spec)
     followed = shoal.run("logs", job_id, "-f", check=0, timeout=30).stdout
     assert followed.splitlines() == ["line 1", "line 2", "line 3"]
+
+
+def test_a_server_beyond_loopback_needs_its_token_and_the_cli_and_ams_use_it(shoal, tmp_path):
+    import urllib.error
+    import urllib.request
+    shoal.start_server("--host", "0.0.0.0")
+    token = (shoal.home / "token").read_text().strip()
+    assert token and oct((shoal.home / "token").stat().st_mode)[-3:] == "600"
+    url = json.loads((shoal.home / "server.json").read_text())["url"]
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(urllib.request.Request(url + "/api/v1/jobs", data=b"{}", method="POST"), timeout=5)
+    assert refused.value.code == 401
+    spec = write_spec(tmp_path, "name: guarded\nroles: {worker: {instances: 2, cpus: 0.5, memory: 64M, command: 'env'}}")
+    job_id = shoal.submit(spec)
+    assert shoal.run("wait", job_id).returncode == 0, shoal.status(job_id)
+    assert "SHOAL_SERVER_TOKEN" not in shoal.logs(job_id), "the token must not reach user programs"

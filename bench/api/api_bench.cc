@@ -1,0 +1,152 @@
+// api_bench: latency of the job list API and of the jobs page with a large job history
+// (100,000 jobs by default), against a trivial endpoint (GET /api/v1/health) of the
+// same server in the same run. The server is the real one (the hooks, API and embedded
+// UI `shoal server` installs) on the fake backend, in this process; the client is one
+// keep-alive HTTP connection, like a browser tab.
+// Usage: api_bench [--jobs N] [--requests N]
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <thread>
+
+#include "backend/fake/fake_backend.h"
+#include "common/http_server.h"
+#include "server/api.h"
+#include "server/server_hooks.h"
+#include "server/web_ui.h"
+
+namespace shoal {
+namespace {
+
+// Fills the history with finished jobs of a few users, names and states.
+Status FillHistory(JobStore& store, int count) {
+  const char* states[] = {"SUCCEEDED", "SUCCEEDED", "SUCCEEDED", "FAILED", "KILLED"};
+  std::vector<JobRecord> jobs;
+  for (int i = 0; i < count; ++i) {
+    JobRecord job;
+    job.spec.name = "train-" + std::to_string(i % 997);
+    job.spec.user = "user" + std::to_string(i % 20);
+    job.spec.roles.push_back(RoleSpec{.name = "worker", .instances = 2, .command = "python3 train.py --epochs 3"});
+    job.state = *ParseJobState(states[i % 5]);
+    job.created_ms = job.started_ms = 1'700'000'000'000 + i * 1000LL;
+    job.finished_ms = job.started_ms + 60'000;
+    job.progress = 1;
+    job.attempts.push_back(AttemptRecord{.number = 1, .state = states[i % 5]});
+    jobs.push_back(std::move(job));
+  }
+  return store.InsertAll(jobs);
+}
+
+struct Stats {
+  double p50_ms, p99_ms;
+};
+
+Stats Measure(int requests, const std::function<bool()>& request) {
+  std::vector<double> ms;
+  for (int i = 0; i < requests + 5; ++i) {
+    auto start = std::chrono::steady_clock::now();
+    if (!request()) {
+      std::fprintf(stderr, "api_bench: a request failed\n");
+      std::exit(1);
+    }
+    std::chrono::duration<double, std::milli> took = std::chrono::steady_clock::now() - start;
+    if (i >= 5) ms.push_back(took.count());  // the first few warm the connection and caches
+  }
+  std::sort(ms.begin(), ms.end());
+  auto at = [&](double q) { return ms[std::min(ms.size() - 1, static_cast<size_t>(q * ms.size()))]; };
+  return {at(0.50), at(0.99)};
+}
+
+int Main(int argc, char** argv) {
+  int jobs = 100'000, requests = 300;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (!std::strcmp(argv[i], "--jobs")) jobs = std::atoi(argv[i + 1]);
+    if (!std::strcmp(argv[i], "--requests")) requests = std::atoi(argv[i + 1]);
+  }
+  std::string path = "/tmp/shoal-api-bench-" + std::to_string(getpid()) + ".db";
+  unlink(path.c_str());
+  auto store = JobStore::Open(path);
+  auto series = SeriesStore::Open(path);
+  if (!store.ok() || !series.ok()) return 1;
+  auto fill_start = std::chrono::steady_clock::now();
+  if (Status s = FillHistory(**store, jobs); !s.ok()) {
+    std::fprintf(stderr, "api_bench: %s\n", s.message().c_str());
+    return 1;
+  }
+  std::chrono::duration<double> fill = std::chrono::steady_clock::now() - fill_start;
+  std::printf("history: %d jobs written in %.1f s\n", jobs, fill.count());
+
+  FakeBackend backend{ClusterCapacity{{4, 8LL << 30, 0}, {4, 8LL << 30, 0}}};
+  JobManager manager(**store, **series, backend, SystemClock::Instance(), "http://127.0.0.1:1", "/tmp");
+  if (!manager.Start().ok()) return 1;
+  httplib::Server http;
+  http.new_task_queue = [] { return new httplib::ThreadPool(8); };
+  ServerAuth auth = ServerAuth::Open();
+  RequestMetrics metrics;
+  InstallServerHooks(http, auth, metrics, "/tmp/token");
+  InstallApi(http, ApiContext{manager, metrics, "fake", [] {}});
+  InstallWebUi(http, EmbeddedWebAssets());
+  int port = BindServer(http, "127.0.0.1", 0).value();
+  std::thread server([&] { http.listen_after_bind(); });
+  while (!http.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+
+  httplib::Client client("127.0.0.1", port);
+  client.set_keep_alive(true);
+  client.set_tcp_nodelay(true);  // as browsers do
+  auto get = [&](const std::string& target) {
+    return [&client, target] {
+      auto reply = client.Get(target);
+      return reply && reply->status == 200 && !reply->body.empty();
+    };
+  };
+  // A cold page load: the page, its style sheets and modules, then its first list call.
+  std::vector<std::string> page_files = {"/"};
+  for (const WebAsset& asset : EmbeddedWebAssets()) {
+    if (std::string(asset.path) != "/index.html") page_files.push_back(asset.path);
+  }
+  page_files.push_back("/api/v1/jobs?limit=50&offset=0");
+  auto page_load = [&] {
+    for (const auto& file : page_files) {
+      if (!get(file)()) return false;
+    }
+    return true;
+  };
+
+  struct Row {
+    const char* what;
+    std::function<bool()> request;
+  } rows[] = {
+      {"GET /api/v1/health (trivial baseline)", get("/api/v1/health")},
+      {"GET /api/v1/jobs?limit=50 (first page)", get("/api/v1/jobs?limit=50")},
+      {"GET /api/v1/jobs?limit=50&offset=50000 (deep page)", get("/api/v1/jobs?limit=50&offset=50000")},
+      {"GET /api/v1/jobs?state=FAILED&limit=50", get("/api/v1/jobs?state=FAILED&limit=50")},
+      {"GET /api/v1/jobs?user=user7&limit=50", get("/api/v1/jobs?user=user7&limit=50")},
+      {"GET /api/v1/jobs?name=train-99&limit=50 (substring)", get("/api/v1/jobs?name=train-99&limit=50")},
+      {"GET / (the page)", get("/")},
+      {"jobs page, cold load (page + all files + list)", page_load},
+  };
+  std::printf("%d requests each, one keep-alive connection\n\n", requests);
+  std::printf("| request | p50 ms | p99 ms | p50 / trivial |\n|---|---:|---:|---:|\n");
+  double base = 0;
+  for (const Row& row : rows) {
+    Stats s = Measure(requests, row.request);
+    if (base == 0) base = s.p50_ms;
+    std::printf("| %s | %.3f | %.3f | %.1fx |\n", row.what, s.p50_ms, s.p99_ms, s.p50_ms / base);
+  }
+  http.stop();
+  server.join();
+  manager.Stop();
+  unlink(path.c_str());
+  unlink((path + "-wal").c_str());
+  unlink((path + "-shm").c_str());
+  return 0;
+}
+
+}  // namespace
+}  // namespace shoal
+
+int main(int argc, char** argv) { return shoal::Main(argc, argv); }

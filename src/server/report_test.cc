@@ -1,0 +1,68 @@
+#include <gtest/gtest.h>
+
+#include "server/attempt_report.h"
+#include "server/saved_models.h"
+
+namespace shoal {
+namespace {
+
+TEST(AttemptReport, ParsesTheOptionalFields) {
+  auto report = ParseAttemptReport(Json::parse(R"({"state": "RUNNING", "final": false,
+    "tasks": [{"role": "worker", "index": 0, "progress": 0.5, "heartbeat_rtt_ms": 2.5, "cpu": 10, "rss": 5}, {"role": "worker", "index": 1}],
+    "board_url": "http://host:6006/", "series": [{"role": "worker", "index": 0, "metrics": [{"t": 1, "name": "loss", "value": 1}]}],
+    "saved_models": [{"name": "20260101-000000", "state": "saved", "uri": "s3://b/m"}]})"));
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_EQ(*report->state, "RUNNING");
+  EXPECT_FALSE(report->message.has_value());
+  EXPECT_EQ(report->heartbeat_rtts_ms, std::vector<double>{2.5});
+  EXPECT_EQ(*report->board_url, "http://host:6006/");
+  EXPECT_EQ(report->series.size(), 1u);
+  ASSERT_EQ(report->saved_models.size(), 1u);
+  EXPECT_EQ(report->saved_models[0].uri, "s3://b/m");
+  EXPECT_EQ(report->tasks[0]["cpu"], 10) << "task fields pass through";
+  EXPECT_FALSE(ParseAttemptReport(Json{{"tasks", Json::array()}})->board_url.has_value());
+  EXPECT_TRUE(ParseAttemptReport(Json::parse(R"({"tasks": [{"heartbeat_rtt_ms": -1}]})"))->heartbeat_rtts_ms.empty())
+      << "-1: no round trip yet";
+  EXPECT_EQ(*ParseAttemptReport(Json{{"tasks", Json::array()}, {"board_url", nullptr}})->board_url, "");
+}
+
+TEST(AttemptReport, RefusesMalformedReportsNamingTheField) {
+  const char* bad[][2] = {
+      {R"([])", "JSON object"},
+      {R"({})", "\"tasks\""},
+      {R"({"tasks": [1]})", "tasks[0] must be an object"},
+      {R"({"tasks": [{"progress": "half"}]})", "progress"},
+      {R"({"tasks": [{"heartbeat_rtt_ms": "fast"}]})", "heartbeat_rtt_ms"},
+      {R"({"tasks": [], "state": 3})", "\"state\""},
+      {R"({"tasks": [], "final": "yes"})", "\"final\""},
+      {R"j({"tasks": [], "board_url": "javascript:alert(1)"})j", "http://"},
+      {R"({"tasks": [], "series": [{"role": "w", "index": 0, "samples": [{"t": 1}]}]})", "\"cpu\""},
+      {R"({"tasks": [], "saved_models": [{"name": "a", "state": "lost"}]})", "\"state\""},
+  };
+  for (const auto& [json, field] : bad) {
+    auto report = ParseAttemptReport(Json::parse(json));
+    ASSERT_FALSE(report.ok()) << json;
+    EXPECT_EQ(report.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(report.status().message().find(field), std::string::npos) << report.status().message();
+  }
+}
+
+TEST(SavedModels, NamesRequestsByTimeAndTracksTheirState) {
+  Json entries = Json::array();
+  int64_t now = 1767225600000;  // 2026-01-01 00:00:00 UTC
+  entries.push_back(NewSaveRequest(entries, now));
+  entries.push_back(NewSaveRequest(entries, now + 500));
+  EXPECT_EQ(entries[0]["name"], "20260101-000000");
+  EXPECT_EQ(entries[1]["name"], "20260101-000000-2") << "two requests within one second";
+  EXPECT_EQ(entries[0]["state"], "requested");
+  EXPECT_EQ(PendingSaveRequests(entries).size(), 2u);
+  ApplySavedModelUpdate(entries, SavedModelUpdate{"20260101-000000", "saved", "file:///models/a", ""}, now + 9000);
+  EXPECT_EQ(entries[0]["state"], "saved");
+  EXPECT_EQ(entries[0]["uri"], "file:///models/a");
+  EXPECT_EQ(PendingSaveRequests(entries), Json::parse(R"([{"name": "20260101-000000-2", "requested_ms": 1767225600500}])"));
+  ApplySavedModelUpdate(entries, SavedModelUpdate{"final", "uploading", "", ""}, now);
+  EXPECT_EQ(entries.size(), 3u) << "a save the AM started itself is listed too";
+}
+
+}  // namespace
+}  // namespace shoal

@@ -1,0 +1,38 @@
+#include "server/server_hooks.h"
+
+#include <chrono>
+
+#include "common/http_server.h"
+
+namespace shoal {
+namespace {
+
+// A worker thread handles one request from routing to logging, so the start time of
+// the request it is on can live in a thread_local.
+thread_local std::chrono::steady_clock::time_point request_started;
+
+}  // namespace
+
+void InstallServerHooks(httplib::Server& http, const ServerAuth& auth, RequestMetrics& metrics,
+                        const std::string& token_path) {
+  http.set_payload_max_length(64u << 20);
+  // Without it a keep-alive reply split in two writes waits ~40 ms on the peer's delayed ACK.
+  http.set_tcp_nodelay(true);
+  http.set_pre_routing_handler([&auth, token_path](const httplib::Request& req, httplib::Response& res) {
+    request_started = std::chrono::steady_clock::now();
+    if (!auth.Requires(req.method, req.path) || auth.Allows(req.get_header_value("Authorization"))) {
+      return httplib::Server::HandlerResponse::Unhandled;
+    }
+    ReplyJson(res,
+              ErrorBody(FailedPrecondition("this server listens beyond loopback and needs its token: send the header "
+                                           "`Authorization: Bearer <token>` with the token in " + token_path)),
+              401);
+    return httplib::Server::HandlerResponse::Handled;
+  });
+  http.set_logger([&metrics](const httplib::Request& req, const httplib::Response&) {
+    std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - request_started;
+    metrics.Observe(req.method, req.path, elapsed.count());
+  });
+}
+
+}  // namespace shoal

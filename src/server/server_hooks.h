@@ -1,0 +1,23 @@
+// What runs around every request of `shoal server`: the token check (server_auth.h)
+// before routing, and the latency measurement (request_metrics.h) after the reply.
+//
+// Contract:
+//  - A request that needs the token and lacks it gets 401 with an error body telling
+//    where the token is; nothing else of it runs.
+//  - Request bodies above 64 MiB get 413. Replies go out without Nagle's delay.
+//  - Every request, refused or not, is measured.
+// Thread-safety: the hooks run on the server's worker threads; auth is immutable and
+// RequestMetrics is thread-safe. Both must outlive the server.
+#pragma once
+
+#include <httplib.h>
+
+#include "server/request_metrics.h"
+#include "server/server_auth.h"
+
+namespace shoal {
+
+void InstallServerHooks(httplib::Server& http, const ServerAuth& auth, RequestMetrics& metrics,
+                        const std::string& token_path);
+
+}  // namespace shoal

@@ -1,0 +1,39 @@
+// For the server's tests: a started JobManager on the fake backend (4 CPUs, 8 GiB) and a
+// fake clock, over a fresh history file that is removed afterwards.
+// Thread-safety: as JobManager; one per test.
+#pragma once
+
+#include <unistd.h>
+
+#include <memory>
+#include <string>
+
+#include "backend/fake/fake_backend.h"
+#include "server/job_manager.h"
+
+namespace shoal {
+
+struct TestJobs {
+  explicit TestJobs(const std::string& name)
+      : path("/tmp/shoal-" + name + "-test-" + std::to_string(getpid()) + ".db") {
+    unlink(path.c_str());
+    store = std::move(JobStore::Open(path).value());
+    series = std::move(SeriesStore::Open(path).value());
+    manager = std::make_unique<JobManager>(*store, *series, backend, clock, "http://127.0.0.1:1", "/tmp/shoal-" + name + "-home");
+    started = manager->Start().ok();
+  }
+  ~TestJobs() {
+    manager->Stop();
+    for (const char* suffix : {"", "-wal", "-shm"}) unlink((path + suffix).c_str());
+  }
+
+  std::string path;
+  FakeClock clock;
+  FakeBackend backend{ClusterCapacity{{4, 8LL << 30, 0}, {4, 8LL << 30, 0}}};
+  std::unique_ptr<JobStore> store;
+  std::unique_ptr<SeriesStore> series;
+  std::unique_ptr<JobManager> manager;
+  bool started = false;
+};
+
+}  // namespace shoal

@@ -1,0 +1,180 @@
+// The web UI end to end, in a real browser: a real server and a real 2-worker job
+// submitted with the real CLI; the jobs page, the job page with both containers, their
+// logs, moving progress and charts, Save Model, Kill; and markup from the job (command,
+// log lines, a metric name, a job name) shown as text with nothing of it run.
+// Run: node --test tests/browser/   (scripts/test.sh does). Screenshots: tests/artifacts/browser/.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { ARTIFACTS, ShoalServer, launchBrowser, waitFor } from './harness.mjs';
+
+const XSS_LOG = '<script>window.__xss=1</script>';
+const XSS_IMG = '<img src=x onerror="window.__xss=1">';
+const XSS_NAME = '<img src=x onerror=alert(1)>';
+
+// 2 workers, ~30 s (killed before): a progress line, a metric line and a log line
+// carrying markup every second.
+const JOB = `name: web-ui-test
+roles:
+  worker:
+    instances: 2
+    cpus: 0.1
+    memory: 64M
+    command: >-
+      echo '${XSS_IMG}';
+      for i in $(seq 1 30); do
+      echo "step $i ${XSS_LOG}";
+      echo "reporter progress:$(awk "BEGIN{print $i/30}")" >&2;
+      echo "reporter metric: loss=$(awk "BEGIN{print 1/$i}") step=$i" >&2;
+      sleep 1; done
+`;
+
+let server;
+let browser;
+let page;
+const dialogs = [];
+const pageErrors = [];
+
+async function shot(name) {
+  fs.mkdirSync(ARTIFACTS, { recursive: true });
+  await page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`), fullPage: true });
+}
+
+// Copies job-1's row of the history under a name the spec parser would refuse, as a
+// job imported from elsewhere could carry: the page must still show it as text.
+function insertJobNamed(name) {
+  const script = `
+import json, sqlite3, sys
+db = sqlite3.connect(sys.argv[1], timeout=10)
+summary, detail = db.execute("SELECT summary, detail FROM jobs WHERE seq=1").fetchone()
+summary, detail = json.loads(summary), json.loads(detail)
+for v in (summary, detail):
+    v.update(name=sys.argv[2], state="FAILED", message=sys.argv[2], finished_ms=v["created_ms"] + 1000)
+detail["spec"]["name"] = sys.argv[2]
+cur = db.execute("INSERT INTO jobs(name, user, framework, state, created_ms, summary, detail) VALUES(?,?,?,?,?,?,?)",
+                 (sys.argv[2], summary["user"], summary["framework"], "FAILED", summary["created_ms"], "{}", "{}"))
+seq = cur.lastrowid
+for v in (summary, detail):
+    v["id"] = "job-%d" % seq
+db.execute("UPDATE jobs SET summary=?, detail=? WHERE seq=?", (json.dumps(summary), json.dumps(detail), seq))
+db.commit()
+print("job-%d" % seq)
+`;
+  const result = spawnSync('/usr/bin/python3', ['-c', script, path.join(server.home, 'shoal.db'), name], { encoding: 'utf8' });
+  assert.equal(result.status, 0, result.stderr);
+  return result.stdout.trim();
+}
+
+before(async () => {
+  server = new ShoalServer();
+  await server.start();
+  browser = await launchBrowser();
+  page = await browser.context.newPage();
+  page.on('dialog', (dialog) => { dialogs.push(dialog.message()); dialog.dismiss().catch(() => {}); });
+  page.on('pageerror', (error) => pageErrors.push(String(error)));
+  page.on('console', (message) => { if (message.type() !== 'log') console.log(`page ${message.type()}: ${message.text()}`); });
+});
+
+after(async () => {
+  if (browser) await browser.close();
+  const leaked = server ? await server.stop() : [];
+  assert.deepEqual(leaked, [], 'processes left running after the test');
+  if (server && !process.env.KEEP_HOME) fs.rmSync(server.home, { recursive: true, force: true });
+});
+
+test('the web UI follows, saves and kills a real job, showing job output as text', { timeout: 120000 }, async () => {
+  const spec = path.join(server.home, 'job.yaml');
+  fs.writeFileSync(spec, JOB);
+  const id = server.cli('submit', spec);
+  assert.equal(id, 'job-1');
+  const oddId = insertJobNamed(XSS_NAME);
+
+  // The jobs page lists both jobs; the odd name is text.
+  await page.goto(server.url + '/');
+  await page.locator(`tr[data-job="${id}"]`).waitFor();
+  await page.locator(`tr[data-job="${oddId}"]`).getByText(XSS_NAME, { exact: true }).waitFor();
+  assert.match(await page.locator('#jobs-status').textContent(), /of 2 jobs/);
+  await page.selectOption('select[name=state]', 'FAILED');
+  await waitFor(async () => (await page.locator('#jobs tbody tr').count()) === 1, 'the state filter');
+  await page.selectOption('select[name=state]', '');
+  await page.locator(`tr[data-job="${id}"]`).waitFor();
+  await shot('1-jobs-page');
+
+  // The job page: both containers with their hosts, and a log followed live.
+  await page.locator(`tr[data-job="${id}"] a`).first().click();
+  await page.waitForURL(`**/jobs/${id}`);
+  const rows = page.locator('#containers tbody tr');
+  await waitFor(async () => (await rows.count()) === 2, 'both containers in the table');
+  for (const index of [0, 1]) {
+    const row = page.locator(`#containers tr[data-task="worker-${index}"]`);
+    await waitFor(async () => /127\.0\.0\.1/.test(await row.textContent()), `worker ${index}'s host`);
+  }
+  const log = page.locator('#log-text');
+  await waitFor(async () => (await log.textContent()).includes(XSS_LOG), 'worker 0\'s log with the markup line as text');
+  assert.ok((await log.textContent()).includes(XSS_IMG));
+  assert.equal(await page.locator('#log-text *').count(), 0, 'the log holds no elements');
+  await page.locator('#log-tabs button[data-task="worker-1"]').click();
+  await waitFor(async () => /step \d+/.test(await log.textContent()), 'worker 1\'s log');
+
+  // Progress moves.
+  const progress = async () => Number((await page.locator('#job-header .progress-text').textContent()).replace('%', ''));
+  const first = await waitFor(async () => { const p = await progress(); return p > 0 && p < 90 && p; }, 'progress above 0');
+  await waitFor(async () => (await progress()) >= first + 5, 'progress to move', 20000);
+
+  // Charts: resources sampled by the containers and the program's metric, with a
+  // metric name carrying markup posted as the AM would.
+  for (const chart of ['resource:cpu', 'resource:rss', 'resource:progress', 'metric:loss']) {
+    await page.locator(`figure[data-chart="${chart}"]`).waitFor({ timeout: 20000 });
+  }
+  await page.locator('figure[data-chart="metric:loss"]').waitFor({ timeout: 20000 });
+  const detail = await server.api(`/api/v1/jobs/${id}`);
+  const attempt = detail.attempts.at(-1);
+  await server.api(`/internal/v1/jobs/${id}/attempts/${attempt.number}/report`, {
+    method: 'POST',
+    body: { state: attempt.state, message: attempt.message, am_addr: attempt.am_addr, tasks: attempt.tasks,
+      series: [{ role: 'worker', index: 0, metrics: [{ t: Date.now(), step: 1, name: XSS_IMG, value: 1 }] }] },
+  });
+  await page.locator('figure.chart figcaption').getByText(XSS_IMG, { exact: true }).waitFor({ timeout: 10000 });
+
+  // Search the log.
+  await page.fill('#log-query', 'STEP 3 ');
+  await page.click('.log-search button[type=submit]');
+  await page.locator('#log-matches li code').first().waitFor();
+  assert.match(await page.locator('#log-matches').textContent(), /step 3 </);
+  await shot('2-job-running');
+
+  // Save Model: the request is listed.
+  await page.click('#save-model');
+  await page.locator('#saved-models li[data-model]').first().waitFor();
+  assert.match(await page.locator('#saved-models').textContent(), /requested/);
+  const saved = (await server.api(`/api/v1/jobs/${id}`)).saved_models;
+  assert.equal(saved.length, 1);
+  assert.equal(saved[0].state, 'requested');
+
+  // Kill (two clicks, no dialog) and see the job killed.
+  await page.click('#kill');
+  await page.click('#kill');
+  await page.locator('#job-header .state').getByText('KILLED', { exact: true }).waitFor({ timeout: 30000 });
+  await shot('3-job-killed');
+  assert.equal((await server.api(`/api/v1/jobs/${id}`)).state, 'KILLED');
+
+  // After the end the page still shows everything.
+  await page.reload();
+  await waitFor(async () => (await rows.count()) === 2, 'the containers after the end');
+  await waitFor(async () => (await log.textContent()).includes(XSS_LOG), 'the log after the end');
+  await page.locator('#saved-models li[data-model]').first().waitFor();
+  await page.locator('figure[data-chart="metric:loss"]').waitFor();
+
+  // The odd job's page shows its name as text.
+  await page.goto(`${server.url}/jobs/${oddId}`);
+  await page.locator('#job-header .job-name').getByText(XSS_NAME, { exact: true }).waitFor();
+  assert.ok((await page.locator('#job-info').textContent()).includes(XSS_IMG), 'the command, as text');
+  await shot('4-odd-job');
+
+  // Nothing of the markup ran.
+  assert.equal(await page.evaluate(() => window.__xss), undefined, 'no injected handler ran');
+  assert.deepEqual(dialogs, [], 'no dialog opened');
+  assert.deepEqual(pageErrors, [], 'no script error on the page');
+});

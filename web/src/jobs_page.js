@@ -1,0 +1,77 @@
+// The jobs page: every job of the history, newest first, filtered by state, user and
+// name, 50 a page; the filters and page live in the URL's query. Refreshes every 3 s.
+import { api } from './api.js';
+import { el, replace } from './dom.js';
+import * as fmt from './format.js';
+import { progressBar, stateBadge } from './widgets.js';
+
+const PAGE = 50;
+const STATES = ['', 'QUEUED', 'RUNNING', 'SUCCEEDED', 'FAILED', 'KILLED'];
+
+export function jobsPage(main) {
+  const query = new URLSearchParams(location.search);
+  const filters = {
+    state: query.get('state') || '',
+    user: query.get('user') || '',
+    name: query.get('name') || '',
+    offset: Math.max(0, Number(query.get('offset')) || 0),
+  };
+  const stateSelect = el('select', { name: 'state', 'aria-label': 'state' },
+    STATES.map((s) => el('option', { value: s, selected: s === filters.state ? 'selected' : null }, s || 'any state')));
+  const userInput = el('input', { name: 'user', placeholder: 'user', value: filters.user, 'aria-label': 'user' });
+  const nameInput = el('input', { name: 'name', placeholder: 'name contains', value: filters.name, 'aria-label': 'name' });
+  const apply = (offset) => {
+    Object.assign(filters, { state: stateSelect.value, user: userInput.value.trim(), name: nameInput.value.trim(), offset });
+    const q = new URLSearchParams();
+    for (const key of ['state', 'user', 'name']) if (filters[key]) q.set(key, filters[key]);
+    if (filters.offset) q.set('offset', filters.offset);
+    history.replaceState(null, '', q.toString() ? `/?${q}` : '/');
+    load();
+  };
+  stateSelect.addEventListener('change', () => apply(0));
+  const form = el('form', { class: 'filters', onsubmit: (e) => { e.preventDefault(); apply(0); } },
+    stateSelect, userInput, nameInput, el('button', { type: 'submit' }, 'Filter'));
+  const body = el('tbody');
+  const status = el('p', { class: 'muted', id: 'jobs-status' });
+  const prev = el('button', { type: 'button', onclick: () => apply(Math.max(0, filters.offset - PAGE)) }, '‹ Newer');
+  const next = el('button', { type: 'button', onclick: () => apply(filters.offset + PAGE) }, 'Older ›');
+  const table = el('table', { class: 'jobs', id: 'jobs' },
+    el('thead', {}, el('tr', {}, ['Id', 'Name', 'User', 'Framework', 'State', 'Progress', 'Started', 'Duration']
+      .map((h) => el('th', {}, h)))), body);
+  replace(main, el('h1', {}, 'Jobs'), form, table, el('div', { class: 'pager' }, prev, status, next));
+
+  let timer = null;
+  let stopped = false;
+  async function load() {
+    clearTimeout(timer);
+    const q = new URLSearchParams({ limit: PAGE, offset: filters.offset });
+    for (const key of ['state', 'user', 'name']) if (filters[key]) q.set(key, filters[key]);
+    try {
+      const list = await api(`/api/v1/jobs?${q}`);
+      if (stopped) return;
+      replace(body, list.jobs.map(row));
+      const first = list.total ? list.offset + 1 : 0;
+      status.textContent = `${first}–${list.offset + list.jobs.length} of ${list.total} jobs`;
+      prev.disabled = list.offset === 0;
+      next.disabled = list.offset + list.jobs.length >= list.total;
+    } catch (error) {
+      status.textContent = `Cannot list the jobs: ${error.message}`;
+    }
+    if (!stopped) timer = setTimeout(load, 3000);
+  }
+  load();
+  return () => { stopped = true; clearTimeout(timer); };
+}
+
+function row(job) {
+  const href = `/jobs/${encodeURIComponent(job.id)}`;
+  return el('tr', { 'data-job': job.id },
+    el('td', {}, el('a', { href, 'data-route': '' }, job.id)),
+    el('td', {}, el('a', { href, 'data-route': '' }, job.name)),
+    el('td', {}, job.user),
+    el('td', {}, job.framework),
+    el('td', {}, stateBadge(job.state)),
+    el('td', {}, progressBar(job.progress)),
+    el('td', {}, fmt.time(job.started_ms)),
+    el('td', {}, fmt.duration(job.started_ms, job.finished_ms)));
+}

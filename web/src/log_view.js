@@ -1,0 +1,108 @@
+// The logs of a job's tasks: one tab per task; the chosen task's log is followed live
+// (GET .../logs with offsets, every second), can be downloaded whole (.../logs/raw) and
+// searched on the server (.../logs/search). Log text is only ever set as text.
+import { api, download } from './api.js';
+import { el, replace } from './dom.js';
+
+const KEEP_CHARS = 2 << 20;  // the page keeps the last 2 MiB of a followed log
+
+export class LogView {
+  constructor(jobId) {
+    this.jobId = jobId;
+    this.attempt = 0;
+    this.tasks = [];
+    this.current = null;  // {role, index}
+    this.offset = 0;
+    this.timer = null;
+    this.stopped = false;
+    this.tabs = el('div', { class: 'tabs', role: 'tablist', id: 'log-tabs' });
+    this.text = el('pre', { class: 'log', id: 'log-text', tabindex: 0 });
+    this.query = el('input', { type: 'search', placeholder: 'search this log', 'aria-label': 'search the log', id: 'log-query' });
+    this.results = el('ol', { class: 'log-matches', id: 'log-matches' });
+    this.downloadButton = el('button', { type: 'button', id: 'log-download', onclick: () => this.download() }, 'Download');
+    const search = el('form', { class: 'log-search', onsubmit: (e) => { e.preventDefault(); this.search(); } },
+      this.query, el('button', { type: 'submit' }, 'Search'), this.downloadButton);
+    this.root = el('div', { class: 'logs' }, this.tabs, search, this.results, this.text);
+  }
+
+  base(path) {
+    const q = new URLSearchParams({ role: this.current.role, index: this.current.index, attempt: this.attempt });
+    return `/api/v1/jobs/${encodeURIComponent(this.jobId)}/${path}?${q}`;
+  }
+
+  setTasks(attempt, tasks) {
+    const key = (t) => `${t.role}-${t.index}`;
+    const changed = attempt !== this.attempt || tasks.map(key).join() !== this.tasks.map(key).join();
+    this.tasks = tasks.map((t) => ({ role: t.role, index: t.index }));
+    if (!changed) return;
+    this.attempt = attempt;
+    replace(this.tabs, this.tasks.map((t) => el('button', {
+      type: 'button', role: 'tab', 'data-task': key(t), onclick: () => this.show(t.role, t.index),
+    }, `${t.role}[${t.index}]`)));
+    if (this.tasks.length) this.show(this.tasks[0].role, this.tasks[0].index);
+  }
+
+  show(role, index) {
+    this.current = { role, index };
+    this.offset = 0;
+    this.text.textContent = '';
+    replace(this.results);
+    for (const tab of this.tabs.children) tab.setAttribute('aria-selected', tab.dataset.task === `${role}-${index}`);
+    this.poll();
+  }
+
+  async fetchMore() {
+    if (!this.current) return;
+    const shown = this.current;
+    const chunk = await api(`${this.base('logs')}&offset=${this.offset}`);
+    if (shown !== this.current) return;
+    this.offset = chunk.next_offset;
+    if (!chunk.text) return;
+    const follow = this.text.scrollTop + this.text.clientHeight >= this.text.scrollHeight - 20;
+    this.text.append(document.createTextNode(chunk.text));
+    if (this.text.textContent.length > KEEP_CHARS) this.text.textContent = this.text.textContent.slice(-KEEP_CHARS);
+    if (follow) this.text.scrollTop = this.text.scrollHeight;
+    if (chunk.next_offset < chunk.size) await this.fetchMore();
+  }
+
+  async poll() {
+    clearTimeout(this.timer);
+    try { await this.fetchMore(); } catch { /* the job may not have started: try again */ }
+    if (!this.stopped) this.timer = setTimeout(() => this.poll(), 1000);
+  }
+
+  start() {}
+
+  // The job has ended: read what is left, then stop following.
+  async finish() {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    try { await this.fetchMore(); } catch { /* nothing more */ }
+  }
+
+  stop() {
+    this.stopped = true;
+    clearTimeout(this.timer);
+  }
+
+  async search() {
+    const q = this.query.value;
+    if (!this.current || !q) return replace(this.results);
+    try {
+      const found = await api(`${this.base('logs/search')}&q=${encodeURIComponent(q)}`);
+      replace(this.results, found.matches.length
+        ? found.matches.map((m) => el('li', { value: m.line }, el('code', {}, m.text)))
+        : el('li', { class: 'muted' }, `No line holds “${q}”.`),
+      found.truncated ? el('li', { class: 'muted' }, 'More lines match; showing the first ones.') : null);
+    } catch (error) {
+      replace(this.results, el('li', {}, `Cannot search: ${error.message}`));
+    }
+  }
+
+  async download() {
+    if (!this.current) return;
+    const url = `${this.base('logs/raw')}&download=1`;
+    const name = `${this.jobId}-${this.current.role}-${this.current.index}.log`;
+    try { await download(url, name); } catch (error) { replace(this.results, el('li', {}, error.message)); }
+  }
+}
