@@ -50,19 +50,25 @@ std::vector<T> SerialReduce(int size, size_t count, ReduceOp op) {
   return out;
 }
 
-// Runs body(comm) on `size` threads, one communicator each, over one in-process device.
-inline void RunRanks(int size, const std::function<void(Communicator&)>& body, Options options = {}) {
-  transport::inproc::Device device(size);
+// Runs `size` ranks over `device`, each calling body(rank, comm) on its own thread.
+inline void RunOnDevice(transport::inproc::Device& device, int size, const Options& options,
+                        const std::function<void(int, Communicator&)>& body) {
   MemoryStore store;
   std::vector<std::thread> threads;
   for (int r = 0; r < size; ++r) {
     threads.emplace_back([&, r] {
       auto comm = Communicator::Create(device, store, r, size, options);
       ASSERT_TRUE(comm.ok()) << comm.status().ToString();
-      body(**comm);
+      body(r, **comm);
     });
   }
   for (auto& t : threads) t.join();
+}
+
+// Runs body(comm) on `size` threads, one communicator each, over one in-process device.
+inline void RunRanks(int size, const std::function<void(Communicator&)>& body, Options options = {}) {
+  transport::inproc::Device device(size);
+  RunOnDevice(device, size, options, [&](int, Communicator& comm) { body(comm); });
 }
 
 }  // namespace shoal::collective::testing

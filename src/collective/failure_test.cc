@@ -13,21 +13,7 @@ namespace shoal::collective {
 namespace {
 
 using std::chrono::milliseconds;
-
-// Runs `size` ranks, each calling body(rank, comm) on its own thread.
-void RunOnDevice(transport::inproc::Device& device, int size, const Options& options,
-                 const std::function<void(int, Communicator&)>& body) {
-  MemoryStore store;
-  std::vector<std::thread> threads;
-  for (int r = 0; r < size; ++r) {
-    threads.emplace_back([&, r] {
-      auto comm = Communicator::Create(device, store, r, size, options);
-      ASSERT_TRUE(comm.ok()) << comm.status().ToString();
-      body(r, **comm);
-    });
-  }
-  for (auto& t : threads) t.join();
-}
+using testing::RunOnDevice;
 
 TEST(FailureTest, KilledRankMidAllreduceFailsEveryoneWithinTimeoutAndNamesIt) {
   const int n = 4;
