@@ -34,6 +34,9 @@ std::vector<std::string> MpirunArgv(const JobSpec& spec, const std::string& host
           "--mca", "plm_rsh_agent", shoal_executable + " mpi-agent", "--mca", "plm_rsh_no_tree_spawn", "1",
           // every "host" is this machine seen as several: talk over TCP on loopback
           "--mca", "btl", "tcp,self", "--mca", "oob_tcp_if_include", "lo", "--mca", "btl_tcp_if_include", "lo",
+          // the ob1 point-to-point layer only: UCX probes devices at start and has crashed
+          // orted on hosts whose devices it misreads; Shoal's containers do not pin CPUs
+          "--mca", "pml", "ob1", "--mca", "osc", "^ucx", "--bind-to", "none",
           "--tag-output", "/bin/sh", "-c", ranks.command};
 }
 

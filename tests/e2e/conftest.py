@@ -70,8 +70,17 @@ class Shoal:
         if check is not None:
             assert result.returncode == check, (
                 f"shoal {' '.join(args)} exited {result.returncode}, expected {check}\n"
-                f"stdout:\n{result.stdout}\nstderr:\n{result.stderr}")
+                f"stdout:\n{result.stdout}\nstderr:\n{result.stderr}\n{self.log_tails()}")
         return result
+
+    def log_tails(self, lines=15):
+        """The last lines of every log of every attempt: what a failed check shows, so that
+        a failure far from this machine still says why."""
+        tails = []
+        for log in sorted((self.home / "jobs").glob("*/attempt-*/*.log")):
+            text = log.read_text(errors="replace").splitlines()[-lines:]
+            tails.append(f"--- {log.relative_to(self.home)}\n" + "\n".join(text))
+        return "\n".join(tails)
 
     def run_job(self, spec, *flags, check=None, timeout=300):
         """`shoal run`: returns the result and the job's id."""
