@@ -12,11 +12,18 @@ packages=(
   clang libclang-rt-14-dev
   # the collective library's baselines (bench/allreduce)
   libgloo-dev libopenmpi-dev openmpi-bin
+  # shoal train (src/train): LibTorch, protobuf for the prototxt schema, LMDB and zlib data sources
+  libtorch-dev protobuf-compiler libprotobuf-dev liblmdb-dev zlib1g-dev bc
   # the examples and end-to-end tests
   python3 python3-torch python3-pytest python3-numpy dataset-fashion-mnist procps
   python3-xgboost python3-mpi4py unzip
+  # the Slurm backend's test cluster (scripts/slurm-up.sh, tests/e2e/test_slurm.py)
+  munge slurmctld slurmd slurm-client slurm-wlm-basic-plugins iproute2 util-linux
   # the web UI's browser test (tests/browser): headless Chromium, never a downloaded one
   chromium
+  # data management: S3 replies (tinyxml2), and a single-node Ceph with its RADOS Gateway
+  # for the S3 tests and benchmarks (scripts/ceph-up.sh)
+  libtinyxml2-dev ceph-mon ceph-osd radosgw uuid-runtime curl
 )
 # node and npm build the web UI's dependencies (web/package.json); a node that is already
 # on PATH (e.g. from NodeSource, whose nodejs carries npm) is used as it is.

@@ -15,6 +15,8 @@ echo "== end-to-end tests"
 mkdir -p tests/artifacts
 SHOAL_BIN="$(pwd)/build/shoal" /usr/bin/python3 -m pytest -ra -p no:cacheprovider tests/e2e \
   --junitxml=tests/artifacts/e2e.xml
+echo "== chaos, the short version (tests/chaos/chaos.py; the long one runs each fault 20 times)"
+SHOAL_BIN="$(pwd)/build/shoal" /usr/bin/python3 tests/chaos/chaos.py --runs 1
 echo "== the web UI in a browser"
 SHOAL_BIN="$(pwd)/build/shoal" node --test tests/browser/
 echo "== fuzzing every parser briefly"

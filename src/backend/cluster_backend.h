@@ -31,10 +31,17 @@ struct AttemptLaunch {
   int attempt = 1;
   std::string server_url;  // where the AM reports
   std::string attempt_dir; // logs and scratch space of this attempt
+  JobSpec spec;            // what the attempt runs (a batch system asks for its roles' resources)
 };
 
 struct AttemptHandle {
   std::string backend_id;  // a pid for local, a Slurm job id for slurm
+};
+
+// What the cluster itself says about an attempt, beyond its AM's reports.
+struct AttemptNote {
+  std::string message;           // why it waits ("waiting for Slurm: ..."), or why it ended
+  bool ended_by_cluster = false; // the cluster ended it (a node failed, preemption, a time limit)
 };
 
 class ClusterBackend {
@@ -49,6 +56,12 @@ class ClusterBackend {
   virtual void CleanUpAttempt(const AttemptLaunch& launch) = 0;
   // Whether an attempt left running by a previous server process is still alive.
   virtual bool AttemptAlive(const AttemptHandle& handle) const = 0;
+  // The cluster's words on an attempt: while it waits, and once PollAttempt reported its
+  // end. Backends whose attempts start at once and end only with their AM say nothing.
+  virtual AttemptNote Note(const AttemptHandle&) { return {}; }
+  // Whether this cluster can run such a job at all (beyond capacity); an error is the
+  // user's to fix (InvalidArgument) and refuses the job at submit.
+  virtual Status Accepts(const JobSpec&) const { return Status::Ok(); }
 };
 
 struct ContainerLaunch {
@@ -60,6 +73,7 @@ struct ContainerLaunch {
   std::map<std::string, std::string> env;  // the container agent's environment
   std::string workdir;
   std::string agent_log;                   // where the agent's own diagnostics go
+  Resources resources;                     // the task's CPUs, memory and GPUs
 };
 
 class ContainerLauncher {

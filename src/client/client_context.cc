@@ -45,6 +45,7 @@ int ReportError(const Status& status) {
     case StatusCode::kInvalidArgument:
     case StatusCode::kNotFound:
     case StatusCode::kAlreadyExists:
+    case StatusCode::kPermissionDenied:
       return kExitBadInput;
     default:
       return kExitFailed;

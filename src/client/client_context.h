@@ -6,6 +6,8 @@
 // Thread-safety: one per process.
 #pragma once
 
+#include <CLI/CLI.hpp>
+
 #include <string>
 
 #include "common/http_client.h"
@@ -29,5 +31,15 @@ struct ClientContext {
 
 // Prints "shoal: <message>" to stderr and returns the exit code for the status.
 int ReportError(const Status& status);
+
+// For a CLI11 command's callback: runs `body` with the running server; an error becomes
+// the command's exit code (CLI::RuntimeError, caught in main).
+template <typename F>
+void WithServer(const ClientContext& ctx, F body) {
+  auto server = ctx.Connect();
+  if (!server.ok()) throw CLI::RuntimeError(ReportError(server.status()));
+  Status status = body(*server);
+  if (!status.ok()) throw CLI::RuntimeError(ReportError(status));
+}
 
 }  // namespace shoal

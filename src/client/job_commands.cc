@@ -9,15 +9,6 @@
 namespace shoal {
 namespace {
 
-// Runs `body` with a connected client; turns errors into exit codes via CLI11.
-template <typename F>
-void WithServer(const ClientContext& ctx, F body) {
-  auto server = ctx.Connect();
-  if (!server.ok()) throw CLI::RuntimeError(ReportError(server.status()));
-  Status status = body(*server);
-  if (!status.ok()) throw CLI::RuntimeError(ReportError(status));
-}
-
 bool IsFinalState(const std::string& state) { return state == "SUCCEEDED" || state == "FAILED" || state == "KILLED"; }
 
 }  // namespace
@@ -58,6 +49,41 @@ void AddListCommand(CLI::App& app, ClientContext& ctx) {
       ASSIGN_OR_RETURN(Json list, server.Get(query));
       std::fputs(ctx.json ? (list.dump(2) + "\n").c_str() : RenderList(list).c_str(), stdout);
       return Status::Ok();
+    });
+  });
+}
+
+void AddSaveModelCommand(CLI::App& app, ClientContext& ctx) {
+  auto* cmd = app.add_subcommand("save-model", "Save the model while the job runs: every task uploads its outputs to "
+                                               "<output uri>/saved-<UTC time>/; waits until they have.");
+  auto id = std::make_shared<std::string>();
+  auto no_wait = std::make_shared<bool>(false);
+  cmd->add_option("job", *id, "job id")->required();
+  cmd->add_flag("--no-wait", *no_wait, "return once the request is recorded");
+  cmd->callback([&ctx, id, no_wait] {
+    WithServer(ctx, [&](const HttpJsonClient& server) -> Status {
+      std::string job = UrlEncode(*id);
+      ASSIGN_OR_RETURN(Json entry, server.Post("/api/v1/jobs/" + job + "/save-model", Json::object()));
+      std::string name = entry.value("name", "");
+      if (*no_wait) {
+        std::printf("save %s requested\n", name.c_str());
+        return Status::Ok();
+      }
+      for (int i = 0; i < 600; ++i) {
+        ASSIGN_OR_RETURN(Json detail, server.Get("/api/v1/jobs/" + job));
+        for (const Json& saved : detail.value("saved_models", Json::array())) {
+          if (saved.value("name", "") != name) continue;
+          std::string state = saved.value("state", "");
+          if (state == "saved") {
+            std::printf("saved %s: %s\n", name.c_str(), saved.value("uri", "").c_str());
+            return Status::Ok();
+          }
+          if (state == "failed") return Unavailable("save " + name + " failed: " + saved.value("message", ""));
+        }
+        if (IsFinalState(detail["state"])) return FailedPrecondition("the job ended before save " + name + " finished");
+        usleep(500'000);
+      }
+      return Timeout("save " + name + " did not finish within 5 minutes; see `shoal status " + *id + "`");
     });
   });
 }

@@ -13,5 +13,7 @@ void AddListCommand(CLI::App& app, ClientContext& ctx);
 void AddKillCommand(CLI::App& app, ClientContext& ctx);
 void AddWaitCommand(CLI::App& app, ClientContext& ctx);
 void AddLogsCommand(CLI::App& app, ClientContext& ctx);
+// `shoal save-model JOB`: every task uploads its outputs now to <output>/saved-<time>/.
+void AddSaveModelCommand(CLI::App& app, ClientContext& ctx);
 
 }  // namespace shoal

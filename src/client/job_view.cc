@@ -51,6 +51,20 @@ struct RoleLine {
   std::map<std::string, int> states;
 };
 
+// A running task that the AM flagged hung shows as HUNG: still running, doing nothing.
+std::string ShownState(const Json& task) {
+  std::string state = task.value("state", "?");
+  return state == "RUNNING" && task.value("hung", false) ? "HUNG" : state;
+}
+
+std::vector<std::string> HungTasks(const Json& detail) {
+  std::vector<std::string> names;
+  for (const Json& task : LatestTasks(detail)) {
+    if (ShownState(task) == "HUNG") names.push_back(task["role"].get<std::string>() + "[" + std::to_string(task["index"].get<int>()) + "]");
+  }
+  return names;
+}
+
 std::vector<RoleLine> RoleLines(const Json& detail) {
   std::vector<RoleLine> lines;
   for (const Json& role : detail["spec"]["roles"]) lines.push_back({role["name"], role["instances"], 0, {}});
@@ -58,7 +72,7 @@ std::vector<RoleLine> RoleLines(const Json& detail) {
     for (auto& line : lines) {
       if (line.role != task["role"]) continue;
       line.progress += task.value("progress", 0.0) / std::max(1, line.tasks);
-      line.states[task.value("state", "?")]++;
+      line.states[ShownState(task)]++;
     }
   }
   return lines;
@@ -93,6 +107,12 @@ std::string RenderStatus(const Json& d) {
       << ", ran " << Duration(d) << "\n";
   if (!d.value("message", "").empty()) out << "  " << d["message"].get<std::string>() << "\n";
   if (std::string board = BoardUrl(d); !board.empty()) out << "  board: " << board << "\n";
+  if (auto hung = HungTasks(d); !hung.empty()) {
+    out << "  hung: ";
+    for (size_t i = 0; i < hung.size(); ++i) out << (i ? ", " : "") << hung[i];
+    out << " made no progress, printed no metric and used no CPU for timeouts.hang; `shoal stack "
+        << d["id"].get<std::string>() << "` shows where they wait\n";
+  }
   const Json& tasks = LatestTasks(d);
   if (!tasks.empty()) {
     out << "\n  " << Pad("TASK", 14) << Pad("STATE", 11) << Pad("HOST", 16) << Pad("PID", 8) << Pad("PROGRESS", 9)
@@ -100,7 +120,7 @@ std::string RenderStatus(const Json& d) {
     for (const Json& t : tasks) {
       std::string name = t["role"].get<std::string>() + "[" + std::to_string(t["index"].get<int>()) + "]";
       int exit_code = t.value("exit_code", -1);
-      out << "  " << Pad(name, 14) << Pad(t["state"], 11) << Pad(t.value("host", "-"), 16)
+      out << "  " << Pad(name, 14) << Pad(ShownState(t), 11) << Pad(t.value("host", "-"), 16)
           << Pad(std::to_string(t.value("pid", 0)), 8) << Pad(Percent(t.value("progress", 0.0)), 9)
           << Pad(exit_code < 0 ? "-" : std::to_string(exit_code), 6) << t.value("message", "") << "\n";
     }
@@ -109,6 +129,13 @@ std::string RenderStatus(const Json& d) {
     out << "\n  attempts:\n";
     for (const Json& a : d["attempts"]) {
       out << "    " << a["number"] << "  " << Pad(a["state"], 10) << a.value("message", "") << "\n";
+    }
+  }
+  if (d.contains("saved_models") && d["saved_models"].is_array() && !d["saved_models"].empty()) {
+    out << "\n  saved models:\n";
+    for (const Json& m : d["saved_models"]) {
+      out << "    " << Pad(m.value("name", ""), 19) << Pad(m.value("state", ""), 10)
+          << (m.value("state", "") == "failed" ? m.value("message", "") : m.value("uri", "")) << "\n";
     }
   }
   if (!d["attempts"].empty()) out << "\n  logs: " << d["attempts"].back()["dir"].get<std::string>() << "\n";

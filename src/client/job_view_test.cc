@@ -34,6 +34,19 @@ TEST(JobView, SummaryNamesTheFailedTaskAndTheLogs) {
   EXPECT_NE(summary.find("/h/jobs/job-3/attempt-1"), std::string::npos);
 }
 
+TEST(JobView, StatusShowsHungTasks) {
+  Json detail = Detail("RUNNING");
+  Json& tasks = detail["attempts"][0]["tasks"];
+  tasks[1]["state"] = "RUNNING";
+  tasks[1]["hung"] = true;
+  std::string status = RenderStatus(detail);
+  EXPECT_NE(status.find("hung: worker[1] made no progress"), std::string::npos) << status;
+  EXPECT_NE(status.find("shoal stack job-3"), std::string::npos) << status;
+  EXPECT_NE(status.find("HUNG"), std::string::npos) << status;
+  tasks[1]["hung"] = false;
+  EXPECT_EQ(RenderStatus(detail).find("HUNG"), std::string::npos);
+}
+
 TEST(JobView, LiveViewPrintsChangesOnlyWhenNotATerminal) {
   char* buffer = nullptr;
   size_t size = 0;

@@ -5,12 +5,14 @@
 
 #include "client/client_context.h"
 #include "client/job_commands.h"
+#include "client/stack_command.h"
 #include "client/submit_command.h"
 #include "common/paths.h"
 #include "container/container_command.h"
 #include "master/am_command.h"
 #include "master/mpi_agent_command.h"
 #include "server/server_command.h"
+#include "train/train_command.h"
 
 int main(int argc, char** argv) {
   if (argc >= 2) {
@@ -18,6 +20,7 @@ int main(int argc, char** argv) {
     if (std::strcmp(argv[1], "am") == 0) return shoal::AmCommand(argc - 1, argv + 1);
     if (std::strcmp(argv[1], "container") == 0) return shoal::ContainerCommand(argc - 1, argv + 1);
     if (std::strcmp(argv[1], "mpi-agent") == 0) return shoal::MpiAgentCommand(argc - 1, argv + 1);
+    if (std::strcmp(argv[1], "train") == 0) return shoal::TrainCommand(argc - 1, argv + 1);
   }
   CLI::App app{"Shoal runs distributed deep-learning jobs on this machine or a cluster.\n\n"
                "  shoal run job.yaml        run a job and follow it\n"
@@ -37,6 +40,8 @@ int main(int argc, char** argv) {
   shoal::AddLogsCommand(app, ctx);
   shoal::AddKillCommand(app, ctx);
   shoal::AddWaitCommand(app, ctx);
+  shoal::AddStackCommand(app, ctx);
+  shoal::AddSaveModelCommand(app, ctx);
   app.add_subcommand("server", "Run the Shoal server (see `shoal server --help`).");
   try {
     app.parse(argc, argv);

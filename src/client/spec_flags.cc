@@ -11,6 +11,7 @@ void SpecFlags::AddTo(CLI::App& app) {
   app.add_option("spec", file, "the job spec (YAML); see docs/job-spec.md");
   app.add_option("--name", name, "job name");
   app.add_option("--framework", framework, "generic or pytorch");
+  app.add_option("--cluster", cluster, "where the job runs: local or slurm (the server must run jobs there)");
   app.add_option("--workdir", workdir, "directory the tasks start in (default: the spec's folder)");
   app.add_option("--max-attempts", max_attempts, "how many times the job may run in all");
   app.add_option("--heartbeat-timeout", heartbeat_timeout, "a task silent this long is lost, e.g. 30s");
@@ -36,6 +37,7 @@ Result<std::vector<std::string>> SpecFlags::Overrides() const {
   };
   text(name, "name");
   text(framework, "framework");
+  text(cluster, "cluster");
   text(workdir, "workdir");
   scalar(max_attempts, "max_attempts");
   scalar(heartbeat_timeout, "timeouts.heartbeat");

@@ -1,4 +1,5 @@
 #include "client/submit_command.h"
+#include "data/data_plan.h"
 
 #include <pwd.h>
 #include <signal.h>
@@ -39,9 +40,21 @@ Result<std::pair<HttpJsonClient, std::string>> ValidateAndSubmit(const ClientCon
   ASSIGN_OR_RETURN(ParsedSpec parsed, LoadSpec(flags));
   auto running = ctx.Connect();
   ClusterCapacity capacity = DetectLocalCapacity();
+  const std::string& wanted = parsed.spec.cluster;
   if (running.ok()) {
     ASSIGN_OR_RETURN(Json cluster, running->Get("/api/v1/cluster"));
     capacity = CapacityFromJson(cluster);
+    std::string backend = cluster.value("backend", "local");
+    if (!wanted.empty() && wanted != backend) {
+      return InvalidArgument("cluster: the server for " + ctx.home + " runs jobs on " + backend + ", not on " + wanted +
+                             "; fix: stop it (`shoal server --stop`) and start `shoal server --cluster " + wanted +
+                             "`, or use another --home");
+    }
+  } else if (!wanted.empty() && wanted != "local") {
+    // The nodes must reach the server, so it cannot be the embedded loopback one.
+    return InvalidArgument("cluster: " + wanted + " jobs need a running `shoal server --cluster " + wanted +
+                           " --host ADDRESS` (an address the nodes reach); none runs for " + ctx.home +
+                           " (docs/slurm.md)");
   }
   std::vector<SpecIssue> issues = CheckFits(parsed.spec, capacity);
   auto shipping_issues = CheckShippedFiles(parsed.spec);
@@ -49,6 +62,11 @@ Result<std::pair<HttpJsonClient, std::string>> ValidateAndSubmit(const ClientCon
   auto framework_issues = FindFramework(parsed.spec.framework)->Validate(parsed.spec);
   issues.insert(issues.end(), framework_issues.begin(), framework_issues.end());
   RETURN_IF_ERROR(FormatIssues(issues, parsed.sources));
+  // Inputs must match something and buckets exist before anything starts (docs/data.md);
+  // refused credentials are the user's to fix too.
+  if (Status data = data::ValidateData(parsed.spec); !data.ok()) {
+    return data.code() == StatusCode::kFailedPrecondition ? InvalidArgument(data.message()) : data;
+  }
 
   ASSIGN_OR_RETURN(HttpJsonClient server, running.ok() ? running : ctx.ConnectOrStart());
   ASSIGN_OR_RETURN(std::vector<std::string> overrides, flags.Overrides());

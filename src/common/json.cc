@@ -23,6 +23,7 @@ int HttpStatusFor(StatusCode code) {
     case StatusCode::kUnavailable: return 503;
     case StatusCode::kTimeout: return 504;
     case StatusCode::kAborted: return 410;
+    case StatusCode::kPermissionDenied: return 403;
     case StatusCode::kInternal: return 500;
   }
   return 500;
@@ -42,6 +43,7 @@ Status StatusFromErrorBody(int http_status, const std::string& body) {
   } else {
     switch (http_status) {
       case 400: code = StatusCode::kInvalidArgument; break;
+      case 403: code = StatusCode::kPermissionDenied; break;
       case 404: code = StatusCode::kNotFound; break;
       case 409: code = StatusCode::kFailedPrecondition; break;
       case 503: code = StatusCode::kUnavailable; break;

@@ -30,6 +30,7 @@ enum class StatusCode {
   kUnavailable,       // a service or peer cannot be reached now: retry may help
   kTimeout,           // a deadline passed: retry may help
   kAborted,           // the peer or attempt is gone: rebuild, then retry
+  kPermissionDenied,  // the caller may not do this: show who may
   kInternal,          // a bug in Shoal
 };
 
@@ -60,6 +61,7 @@ inline Status InvalidArgument(std::string m) { return {StatusCode::kInvalidArgum
 inline Status NotFound(std::string m) { return {StatusCode::kNotFound, std::move(m)}; }
 inline Status AlreadyExists(std::string m) { return {StatusCode::kAlreadyExists, std::move(m)}; }
 inline Status FailedPrecondition(std::string m) { return {StatusCode::kFailedPrecondition, std::move(m)}; }
+inline Status PermissionDenied(std::string m) { return {StatusCode::kPermissionDenied, std::move(m)}; }
 inline Status ResourceExhausted(std::string m) { return {StatusCode::kResourceExhausted, std::move(m)}; }
 inline Status Unavailable(std::string m) { return {StatusCode::kUnavailable, std::move(m)}; }
 inline Status Timeout(std::string m) { return {StatusCode::kTimeout, std::move(m)}; }

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <thread>
 
 #include "common/files.h"
@@ -15,17 +16,41 @@
 #include "container/port_reservation.h"
 #include "container/progress_line.h"
 #include "container/resource_sampler.h"
+#include "container/stack_dump.h"
 #include "master/am_protocol.h"
+#include "master/task_tokens.h"
 
 namespace shoal {
 namespace {
 
 void SleepMillis(int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }
 
+// The GPU numbers in CUDA_VISIBLE_DEVICES ("0,2"); names that are not numbers are skipped.
+std::vector<int> VisibleGpus() {
+  std::vector<int> gpus;
+  const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+  std::string item;
+  for (const char* c = visible ? visible : "";; ++c) {
+    if (*c == ',' || *c == '\0') {
+      if (!item.empty() && item.size() < 6 && item.find_first_not_of("0123456789") == std::string::npos) {
+        gpus.push_back(std::stoi(item));
+      }
+      item.clear();
+      if (*c == '\0') break;
+    } else {
+      item += *c;
+    }
+  }
+  return gpus;
+}
+
 }  // namespace
 
 ContainerAgent::ContainerAgent(ContainerOptions options, ProcessLauncher& processes, const Clock& clock)
-    : options_(std::move(options)), processes_(processes), clock_(clock), am_("http://" + options_.am_addr, 10'000) {}
+    : options_(std::move(options)), processes_(processes), clock_(clock), am_("http://" + options_.am_addr, 10'000) {
+  // the task's token proves to the AM which task this is (master/task_tokens.h)
+  if (const char* token = std::getenv(kTaskTokenVariable); token && *token) am_.set_bearer_token(token);
+}
 
 Json ContainerAgent::TaskBody() const { return Json{{"role", options_.role}, {"index", options_.index}}; }
 
@@ -55,6 +80,7 @@ int ContainerAgent::Run() {
   }
   Json body = TaskBody();
   body["host"] = options_.host;
+  if (options_.gpus_from_env) body["gpus"] = VisibleGpus();
   body["ports"] = ports.ports();
   body["pid"] = getpid();
   int64_t give_up = clock_.NowMillis() + options_.register_timeout_ms;
@@ -74,7 +100,8 @@ int ContainerAgent::Run() {
     return cluster.status().code() == StatusCode::kAborted ? 0 : 1;
   }
   auto env = CurrentEnvironment();
-  env.erase("SHOAL_SERVER_TOKEN");  // the server's secret is not the program's business
+  // the server's and the attempt's secrets are not the program's business
+  for (const char* secret : {"SHOAL_SERVER_TOKEN", kTaskTokenVariable, kMpiTokenVariable}) env.erase(secret);
   for (const auto& [key, value] : (*cluster)["env"].items()) env[key] = value.get<std::string>();
   if (Status s = MakeDirectories(options_.task_dir); !s.ok()) {
     ReportExit({127, 0}, s.message());
@@ -84,6 +111,14 @@ int ContainerAgent::Run() {
   if (Status s = Localize(cluster->value("files", Json::array()), cluster->value("archives", Json::array()),
                           options_.task_dir, processes_, env);
       !s.ok()) {
+    LogError(s.ToString());
+    ReportExit({127, 0}, "before the program started: " + s.message());
+    return 0;
+  }
+  data_ = std::make_unique<data::TaskData>(cluster->value("inputs", Json::array()),
+                                           cluster->value("outputs", Json::array()), options_.task_dir,
+                                           options_.role + "-" + std::to_string(options_.index));
+  if (Status s = data_->Prepare(env); !s.ok()) {
     LogError(s.ToString());
     ReportExit({127, 0}, "before the program started: " + s.message());
     return 0;
@@ -108,6 +143,7 @@ int ContainerAgent::Run() {
     process_envs = Json::array({Json::object()});
   }
   auto programs = StartPrograms(command, workdir, env, process_envs);
+  data_->StartFeeding();  // stream inputs: the first local process reads them on stdin
   if (!programs.ok()) {
     if (log_fd >= 0) close(log_fd);
     ReportExit({127, 0}, programs.status().message());
@@ -155,6 +191,7 @@ Result<ContainerAgent::Programs> ContainerAgent::StartPrograms(const std::string
                                  .cwd = workdir,
                                  .new_process_group = true,
                                  .parent_death_signal = SIGKILL,
+                                 .stdin_fd = local == 0 && data_ ? data_->stdin_fd() : -1,
                                  .stdout_fd = out_pipe[1],
                                  .stderr_fd = err_pipe[1]});
     close(out_pipe[1]);
@@ -250,6 +287,7 @@ int ContainerAgent::Supervise(Programs& programs, int log_fd, int heartbeat_ms, 
     if (now >= next_heartbeat || progress_due) {
       Json beat = TaskBody();
       beat["progress"] = progress;
+      if (data_) beat["saved_models"] = data_->SaveReports();
       beat["metrics"] = metrics;
       if (rtt_ms >= 0) beat["rtt_ms"] = rtt_ms;
       if (now >= next_sample) {
@@ -272,6 +310,8 @@ int ContainerAgent::Supervise(Programs& programs, int log_fd, int heartbeat_ms, 
         metrics = Json::array();
         am_silent_since = 0;
         if (!reply->value("keep_running", true)) stop_requested_ = true;
+        for (const Json& name : reply->value("save_models", Json::array())) data_->RequestSave(name.get<std::string>());
+        if (reply->contains("dump_stacks")) AnswerStackRequest(reply->value("dump_stacks", int64_t{0}), pids, log_fd);
       } else if (reply.status().code() == StatusCode::kAborted || reply.status().code() == StatusCode::kNotFound) {
         stop_requested_ = true;
       } else if (am_silent_since == 0) {
@@ -299,8 +339,48 @@ int ContainerAgent::Supervise(Programs& programs, int log_fd, int heartbeat_ms, 
     message = "local rank " + std::to_string(failed_local_rank) + " " + message;
   }
   if (!exit.success() && !last_error_line.empty()) message += ": " + last_error_line;
+  if (data_) {
+    data_->Finish();
+    if (Status s = CommitOutputs(exit.success(), heartbeat_ms); !s.ok()) {
+      LogError(s.ToString());
+      if (exit.success()) exit = ExitInfo{1, 0};
+      message = (message.empty() ? "" : message + "; ") + "uploading the outputs failed: " + s.message();
+    }
+  }
   ReportExit(exit, message);
   return 0;
+}
+
+Status ContainerAgent::CommitOutputs(bool succeeded, int heartbeat_ms) {
+  if (!data_->has_outputs()) return Status::Ok();
+  std::atomic<bool> done{false};
+  Status status;
+  std::thread commit([&] {
+    status = data_->CommitOutputs(succeeded, &stop_requested_);
+    done = true;
+  });
+  while (!done) {
+    for (int waited = 0; waited < heartbeat_ms && !done; waited += 20) SleepMillis(20);
+    if (done) break;
+    Json beat = TaskBody();
+    (void)am_.Post(am_protocol::kHeartbeat, beat, 5000);
+  }
+  commit.join();
+  return status;
+}
+
+void ContainerAgent::AnswerStackRequest(int64_t id, const std::vector<pid_t>& pids, int log_fd) {
+  std::string text = DumpStacks(processes_, pids);
+  std::string block = "\n==== shoal stack: stacks of " + options_.role + "[" + std::to_string(options_.index) +
+                      "] at " + FormatLocalTime(clock_.WallMillis()) + " ====\n" + text + "==== end of stacks ====\n";
+  if (log_fd >= 0 && write(log_fd, block.data(), block.size()) < 0) LogError("cannot append the stacks to the task log");
+  constexpr size_t kMaxAnswer = 256 * 1024;  // the log keeps all of it
+  if (text.size() > kMaxAnswer) text = text.substr(0, kMaxAnswer) + "\n(cut; the task log has the rest)\n";
+  Json body = TaskBody();
+  body["id"] = id;
+  body["text"] = text;
+  auto reply = am_.Post(am_protocol::kStacks, body, 5000);
+  if (!reply.ok()) LogError("cannot send the stacks to the AM: " + reply.status().message());
 }
 
 void ContainerAgent::ReportExit(const ExitInfo& exit, const std::string& message) {

@@ -24,6 +24,7 @@
 #include "common/process.h"
 #include "container/output_capture.h"
 #include "container/resource_sampler.h"
+#include "data/task_data.h"
 
 namespace shoal {
 
@@ -37,6 +38,7 @@ struct ContainerOptions {
   std::string task_dir;  // created before the program starts; SHOAL_TASK_DIR
   std::string host = "127.0.0.1";
   int ports = 1;
+  bool gpus_from_env = false;  // the cluster set CUDA_VISIBLE_DEVICES: report those GPUs as the task's
   int register_timeout_ms = 120'000;
   int stop_grace_ms = 3000;
 };
@@ -62,6 +64,8 @@ class ContainerAgent {
   pid_t StartBoard(const std::string& command, const std::string& workdir, std::map<std::string, std::string> env,
                    int port, Json& started);
   int Supervise(Programs& programs, int log_fd, int heartbeat_ms, ResourceSampler& sampler);
+  // `shoal stack`: appends the program's stacks to the task log and sends them to the AM.
+  void AnswerStackRequest(int64_t id, const std::vector<pid_t>& pids, int log_fd);
   void ReportExit(const ExitInfo& exit, const std::string& message);
 
   ContainerOptions options_;
@@ -70,6 +74,9 @@ class ContainerAgent {
   HttpJsonClient am_;
   std::atomic<bool> stop_requested_{false};  // the AM or a signal asked the task to stop
   bool stopping_ = false;                    // one of several processes failed
+  std::unique_ptr<data::TaskData> data_;     // inputs, outputs, saved models (docs/data.md)
+  // Runs the outputs' commit while heartbeating, so the AM does not take the task for lost.
+  Status CommitOutputs(bool succeeded, int heartbeat_ms);
 };
 
 }  // namespace shoal

@@ -20,6 +20,8 @@ int ContainerCommand(int argc, char** argv) {
   app.add_option("--log", options.log_path, "the task's log file")->required();
   app.add_option("--task-dir", options.task_dir, "the task's own directory (SHOAL_TASK_DIR)")->required();
   app.add_option("--host", options.host, "the address other tasks reach this one on");
+  app.add_flag("--gpus-from-env", options.gpus_from_env,
+               "report the GPUs in CUDA_VISIBLE_DEVICES (the cluster's own assignment, e.g. Slurm's) as the task's");
   app.add_option("--ports", options.ports, "how many ports to reserve (the second is the board's)")->check(CLI::Range(1, 16));
   try {
     app.parse(argc, argv);

@@ -1,88 +1,26 @@
 #include "container/resource_sampler.h"
 
-#include <dirent.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
-#include <cstdlib>
-#include <unordered_map>
-#include <unordered_set>
-#include <vector>
-#include <fstream>
-#include <sstream>
 #include <string>
+#include <vector>
+
+#include "container/process_tree.h"
 
 namespace shoal {
-namespace {
-
-struct ProcessStat {
-  pid_t pid = 0;
-  pid_t ppid = 0;
-  pid_t pgid = 0;
-  int64_t ticks = 0;  // utime + stime
-  int64_t rss_pages = 0;
-};
-
-bool ReadStat(const char* pid, ProcessStat* out) {
-  std::ifstream file(std::string("/proc/") + pid + "/stat");
-  std::string text;
-  if (!std::getline(file, text)) return false;
-  size_t close = text.rfind(')');  // the command name may hold spaces and parentheses
-  if (close == std::string::npos || close + 2 > text.size()) return false;
-  std::istringstream fields(text.substr(close + 2));
-  std::string state;
-  long long ppid, group, skip, utime, stime, rss;
-  fields >> state >> ppid >> group;
-  for (int i = 0; i < 8; ++i) fields >> skip;  // session tty tpgid flags minflt cminflt majflt cmajflt
-  fields >> utime >> stime;
-  for (int i = 0; i < 8; ++i) fields >> skip;  // cutime cstime priority nice threads itrealvalue starttime vsize
-  fields >> rss;
-  if (!fields) return false;
-  *out = {static_cast<pid_t>(std::atoll(pid)), static_cast<pid_t>(ppid), static_cast<pid_t>(group), utime + stime, rss};
-  return true;
-}
-
-std::vector<ProcessStat> AllProcesses() {
-  std::vector<ProcessStat> all;
-  if (DIR* proc = opendir("/proc")) {
-    while (dirent* entry = readdir(proc)) {
-      if (entry->d_name[0] < '0' || entry->d_name[0] > '9') continue;
-      ProcessStat stat;
-      if (ReadStat(entry->d_name, &stat)) all.push_back(stat);
-    }
-    closedir(proc);
-  }
-  return all;
-}
-
-}  // namespace
 
 ProcfsSampler::ProcfsSampler(const Clock& clock, std::string visible_gpus)
     : clock_(clock), visible_gpus_(std::move(visible_gpus)) {}
 
 ResourceSample ProcfsSampler::Sample(const std::vector<pid_t>& programs) {
-  std::vector<ProcessStat> all = AllProcesses();
-  std::unordered_map<pid_t, std::vector<const ProcessStat*>> children;
-  for (const auto& p : all) children[p.ppid].push_back(&p);
-  std::unordered_set<pid_t> counted;
+  std::vector<ProcessStat> table = ReadProcessTable();
   int64_t ticks = 0, pages = 0;
-  auto count = [&](const ProcessStat& p) {
-    if (!counted.insert(p.pid).second) return false;
-    ticks += p.ticks;
-    pages += p.rss_pages;
-    return true;
-  };
-  std::vector<const ProcessStat*> todo;
-  for (const auto& p : all) {
-    for (pid_t pid : programs) {
-      if (p.pid == pid || p.pgid == pid) todo.push_back(&p);
-    }
-  }
-  while (!todo.empty()) {
-    const ProcessStat* p = todo.back();
-    todo.pop_back();
-    if (!count(*p)) continue;
-    for (const ProcessStat* child : children[p->pid]) todo.push_back(child);
+  for (const ProcessStat* p : TreeOf(table, programs)) {
+    ticks += p->ticks;
+    pages += p->rss_pages;
   }
   ResourceSample sample;
   int64_t now = clock_.NowMillis();

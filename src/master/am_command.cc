@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "backend/local/local_backend.h"
+#include "backend/slurm/slurm_launcher.h"
 #include "common/log.h"
 #include "common/termination.h"
 #include "master/application_master.h"
@@ -18,8 +19,8 @@ int AmCommand(int argc, char** argv) {
   app.add_option("--job", options.job_id, "the job id")->required();
   app.add_option("--attempt", options.attempt, "the attempt number")->required();
   app.add_option("--dir", options.attempt_dir, "the attempt's directory (logs)")->required();
-  app.add_option("--backend", backend, "the backend whose containers to start")->check(CLI::IsMember({"local"}));
-  app.add_option("--bind", options.bind_host, "the address containers reach the AM on");
+  app.add_option("--backend", backend, "the backend whose containers to start")->check(CLI::IsMember({"local", "slurm"}));
+  auto* bind = app.add_option("--bind", options.bind_host, "the address containers reach the AM on");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -31,8 +32,21 @@ int AmCommand(int argc, char** argv) {
   // SIGTERM (shoal kill) and SIGINT end the attempt KILLED.
   BlockTerminationSignals();
 
-  LocalContainerLauncher launcher(RealProcessLauncher::Instance());
-  ApplicationMaster am(options, launcher, SystemClock::Instance());
+  std::unique_ptr<ContainerLauncher> launcher;
+  if (backend == "slurm") {
+    // In a Slurm batch job: tasks are steps on their nodes, which reach the AM on its node's address.
+    auto slurm = SlurmContainerLauncher::FromEnvironment(CurrentEnvironment(), RealSlurmCommands::Instance(),
+                                                         RealProcessLauncher::Instance());
+    if (!slurm.ok()) {
+      LogError(slurm.status().ToString());
+      return 2;
+    }
+    if (bind->count() == 0) options.bind_host = (*slurm)->Host();
+    launcher = std::move(*slurm);
+  } else {
+    launcher = std::make_unique<LocalContainerLauncher>(RealProcessLauncher::Instance());
+  }
+  ApplicationMaster am(options, *launcher, SystemClock::Instance());
   OnTermination([&am] { am.RequestKill("killed by the user"); });
   int code = am.Run();
   std::_Exit(code);  // the signal thread is parked in sigwait: leave without joining it

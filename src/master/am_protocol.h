@@ -9,6 +9,11 @@
 //   POST /am/v1/started    {role, index, pid}                              -> {}
 //   POST /am/v1/heartbeat  {role, index, progress}                         -> {keep_running: bool}
 //   POST /am/v1/exited     {role, index, exit_code, signal, message}       -> {}
+// `shoal stack` (master/stack_requests.h): a heartbeat reply may carry dump_stacks: ID;
+// the container then takes its program's stacks, appends them to its log and answers
+//   POST /am/v1/stacks     {role, index, id, text}                         -> {}
+// and the server asks for them with
+//   POST /am/v1/stack      {}    -> {tasks: [{task, host, answered, text}]} (waits <= 45 s)
 // An error reply (410 Aborted) tells the container the attempt is over: it must stop.
 #pragma once
 
@@ -19,6 +24,8 @@ inline constexpr const char* kCluster = "/am/v1/cluster";
 inline constexpr const char* kStarted = "/am/v1/started";
 inline constexpr const char* kHeartbeat = "/am/v1/heartbeat";
 inline constexpr const char* kExited = "/am/v1/exited";
+inline constexpr const char* kStacks = "/am/v1/stacks";
+inline constexpr const char* kStackRequest = "/am/v1/stack";
 // MPI jobs (master/mpi_launch.h):
 //   POST /am/v1/mpi/launch  {host, command}  (from `shoal mpi-agent`: run this orted there)
 //   GET  /am/v1/mpi/command?role=R&index=I&wait_ms=N -> {command} or {ready: false}

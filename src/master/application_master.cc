@@ -6,11 +6,14 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <set>
 #include <thread>
 
 #include "common/files.h"
+#include "common/secret.h"
 #include "common/http_server.h"
 #include "common/log.h"
+#include "master/am_messages.h"
 #include "master/am_protocol.h"
 #include "master/mpi_launch.h"
 #include "runtime/framework.h"
@@ -22,18 +25,9 @@ std::string AttemptPath(const AmOptions& o) {
   return "/internal/v1/jobs/" + o.job_id + "/attempts/" + std::to_string(o.attempt);
 }
 
-// Reads {role, index} from a request body or query.
-struct TaskRef {
-  std::string role;
-  int index = 0;
-};
-
-Result<TaskRef> TaskFromBody(const Json& body) {
-  if (!body.contains("role") || !body["role"].is_string() || !body.contains("index") ||
-      !body["index"].is_number_integer()) {
-    return InvalidArgument("the message must name its task with \"role\" (text) and \"index\" (integer)");
-  }
-  return TaskRef{body["role"].get<std::string>(), body["index"].get<int>()};
+Status MpiTokenMissing() {
+  return PermissionDenied(std::string("MPI launch requests must carry the attempt's MPI token (") + kMpiTokenVariable +
+                          "); only the mpirun this AM started has it");
 }
 
 }  // namespace
@@ -41,7 +35,10 @@ Result<TaskRef> TaskFromBody(const Json& body) {
 ApplicationMaster::ApplicationMaster(AmOptions options, ContainerLauncher& launcher, const Clock& clock)
     : options_(std::move(options)), launcher_(launcher), clock_(clock), server_(options_.server_url, 5000) {
   // A server beyond loopback gives its AMs its token.
-  if (const char* token = std::getenv("SHOAL_SERVER_TOKEN"); token && *token) server_.set_bearer_token(token);
+  if (const char* token = std::getenv("SHOAL_SERVER_TOKEN"); token && *token) {
+    server_token_ = token;
+    server_.set_bearer_token(token);
+  }
 }
 
 ApplicationMaster::~ApplicationMaster() { http_.stop(); }
@@ -60,6 +57,7 @@ Status ApplicationMaster::FetchAttempt() {
   spec_ = JobSpecFromJson(attempt.at("spec"));
   task_gpus_ = attempt.value("task_gpus", std::vector<std::vector<int>>{});
   tracker_ = std::make_unique<AttemptTracker>(spec_, options_.job_id, options_.attempt, task_gpus_, clock_);
+  if (FindFramework(spec_.framework)->LaunchesWithMpirun()) tracker_->HoldSuccess();
   return Status::Ok();
 }
 
@@ -67,8 +65,7 @@ Result<Json> ApplicationMaster::HandleCluster(const httplib::Request& req) {
   TaskRef ref{req.get_param_value("role"), std::atoi(req.get_param_value("index").c_str())};
   int wait_ms = std::clamp(std::atoi(req.get_param_value("wait_ms").c_str()), 0, 30'000);
   std::unique_lock lock(mutex_);
-  const TaskStatus* task = tracker_->Find(ref.role, ref.index);
-  if (!task) return NotFound("this attempt has no task " + ref.role + "[" + std::to_string(ref.index) + "]");
+  RETURN_IF_ERROR(CheckTaskToken(req, ref.role, ref.index));
   changed_.wait_for(lock, std::chrono::milliseconds(wait_ms),
                     [&] { return tracker_->AllRegistered() || IsFinal(tracker_->state()); });
   if (IsFinal(tracker_->state())) return Aborted("the attempt has ended (" + tracker_->message() + ")");
@@ -95,6 +92,8 @@ Result<Json> ApplicationMaster::HandleCluster(const httplib::Request& req) {
   Json spec_json = ToJson(spec_);
   reply["files"] = spec_json["files"];
   reply["archives"] = spec_json["archives"];
+  reply["inputs"] = data_plan_->InputsFor(ref.role, ref.index);
+  reply["outputs"] = data_plan_->OutputsFor(ref.role, ref.index);
   return reply;
 }
 
@@ -104,8 +103,9 @@ void ApplicationMaster::InstallRoutes() {
     return RouteJson([this, action](const httplib::Request& req) -> Result<Json> {
       ASSIGN_OR_RETURN(Json body, ParseBody(req));
       ASSIGN_OR_RETURN(TaskRef ref, TaskFromBody(body));
-      Result<Json> result = [&] {
+      Result<Json> result = [&]() -> Result<Json> {
         std::lock_guard lock(mutex_);
+        RETURN_IF_ERROR(CheckTaskToken(req, ref.role, ref.index));
         return action(ref, body);
       }();
       changed_.notify_all();
@@ -113,30 +113,46 @@ void ApplicationMaster::InstallRoutes() {
     });
   };
   http_.Post(kRegister, with_task([this](const TaskRef& ref, const Json& body) -> Result<Json> {
-    std::vector<int> ports = body.value("ports", std::vector<int>{});
-    RETURN_IF_ERROR(tracker_->Register(ref.role, ref.index, body.value("host", "127.0.0.1"), ports));
+    ASSIGN_OR_RETURN(RegisterMessage m, RegisterFromBody(body));
+    RETURN_IF_ERROR(tracker_->Register(ref.role, ref.index, m.host, m.ports, m.gpus));
     return Json::object();
   }));
   http_.Post(kStarted, with_task([this](const TaskRef& ref, const Json& body) -> Result<Json> {
-    RETURN_IF_ERROR(tracker_->Started(ref.role, ref.index, body.value("pid", 0), body.value("board_url", "")));
+    ASSIGN_OR_RETURN(StartedMessage m, StartedFromBody(body));
+    RETURN_IF_ERROR(tracker_->Started(ref.role, ref.index, m.pid, m.board_url));
     return Json::object();
   }));
   http_.Post(kHeartbeat, with_task([this](const TaskRef& ref, const Json& body) -> Result<Json> {
-    HeartbeatData data;
-    data.progress = body.value("progress", -1.0);
-    if (body.contains("sample")) data.sample = body["sample"];
-    if (body.contains("metrics") && body["metrics"].is_array()) data.metrics = body["metrics"];
-    data.rtt_ms = body.value("rtt_ms", -1.0);
+    ASSIGN_OR_RETURN(HeartbeatData data, HeartbeatFromBody(body));
     ASSIGN_OR_RETURN(bool keep_running, tracker_->Heartbeat(ref.role, ref.index, data));
-    return Json{{"keep_running", keep_running}};
+    Json reply{{"keep_running", keep_running}};
+    if (auto id = stack_requests_.PendingFor(tracker_->Find(ref.role, ref.index)->rank)) reply["dump_stacks"] = *id;
+    saves_->TaskReports(ref.role, ref.index, body.value("saved_models", Json::array()));
+    if (Json names = saves_->ForTask(ref.role, ref.index); !names.empty()) reply["save_models"] = names;
+    return reply;
+  }));
+  http_.Post(kStacks, with_task([this](const TaskRef& ref, const Json& body) -> Result<Json> {
+    const TaskStatus* task = tracker_->Find(ref.role, ref.index);
+    if (!task) return NotFound("this attempt has no task " + ref.role + "[" + std::to_string(ref.index) + "]");
+    stack_requests_.Answer(task->rank, body.value("id", int64_t{0}), body.value("text", ""));
+    return Json::object();
+  }));
+  http_.Post(kStackRequest, RouteJson([this](const httplib::Request& req) -> Result<Json> {
+    // only the server asks; a server beyond loopback proves it with its token
+    if (!server_token_.empty() && !SecretEquals(req.get_header_value("Authorization"), "Bearer " + server_token_)) {
+      return PermissionDenied("only the Shoal server may ask this AM for stacks");
+    }
+    return HandleStackRequest();
   }));
   http_.Post(kExited, with_task([this](const TaskRef& ref, const Json& body) -> Result<Json> {
-    ExitInfo exit{body.value("exit_code", 255), body.value("signal", 0)};
-    RETURN_IF_ERROR(tracker_->Exited(ref.role, ref.index, exit, body.value("message", "")));
+    ASSIGN_OR_RETURN(ExitMessage m, ExitFromBody(body));
+    RETURN_IF_ERROR(tracker_->Exited(ref.role, ref.index, m.exit, m.message));
+    saves_->TaskEnded(ref.role, ref.index);
     return Json::object();
   }));
   http_.Get(kCluster, RouteJson([this](const httplib::Request& req) { return HandleCluster(req); }));
   http_.Post(kMpiLaunch, RouteJson([this](const httplib::Request& req) -> Result<Json> {
+    if (!tokens_.AllowsMpi(req.get_header_value("Authorization"))) return MpiTokenMissing();
     ASSIGN_OR_RETURN(Json body, ParseBody(req));
     std::optional<int> rank = RankFromMpiHost(body.value("host", ""));
     std::lock_guard lock(mutex_);
@@ -151,14 +167,44 @@ void ApplicationMaster::InstallRoutes() {
   http_.Get(kMpiWait, RouteJson([this](const httplib::Request& req) { return HandleMpiWait(req); }));
 }
 
+Status ApplicationMaster::CheckTaskToken(const httplib::Request& req, const std::string& role, int index) const {
+  const TaskStatus* task = tracker_->Find(role, index);
+  if (!task) return NotFound("this attempt has no task " + role + "[" + std::to_string(index) + "]");
+  if (tokens_.AllowsTask(task->rank, req.get_header_value("Authorization"))) return Status::Ok();
+  return PermissionDenied("a message for task " + task->Name() + " of " + options_.job_id + " attempt " +
+                          std::to_string(options_.attempt) + " must carry that task's token (" + kTaskTokenVariable +
+                          ", given to its container agent)");
+}
+
+Result<Json> ApplicationMaster::HandleStackRequest() {
+  std::unique_lock lock(mutex_);
+  std::set<int> running;
+  for (const auto& task : tracker_->tasks()) {
+    if (task.state == TaskState::kRunning) running.insert(task.rank);
+  }
+  if (running.empty()) return FailedPrecondition("no task of this attempt is running: there are no stacks to take");
+  int64_t id = stack_requests_.Begin(running);
+  // Each task answers after its next heartbeat; gdb takes about a second per process.
+  changed_.wait_for(lock, std::chrono::seconds(45), [&] { return stack_requests_.Complete(id); });
+  Json tasks = Json::array();
+  for (int rank : running) {
+    const TaskStatus& task = tracker_->tasks()[rank];
+    auto answer = stack_requests_.Answers().find(rank);
+    tasks.push_back({{"task", task.Name()},
+                     {"host", task.host},
+                     {"answered", answer != stack_requests_.Answers().end()},
+                     {"text", answer != stack_requests_.Answers().end() ? answer->second : "the task did not answer in time"}});
+  }
+  return Json{{"tasks", tasks}};
+}
+
 Result<Json> ApplicationMaster::HandleMpiCommand(const httplib::Request& req) {
   std::string role = req.get_param_value("role");
   int index = std::atoi(req.get_param_value("index").c_str());
   int wait_ms = std::clamp(std::atoi(req.get_param_value("wait_ms").c_str()), 0, 30'000);
   std::unique_lock lock(mutex_);
-  const TaskStatus* task = tracker_->Find(role, index);
-  if (!task) return NotFound("this attempt has no task " + role + "[" + std::to_string(index) + "]");
-  int rank = task->rank;
+  RETURN_IF_ERROR(CheckTaskToken(req, role, index));
+  int rank = tracker_->Find(role, index)->rank;
   changed_.wait_for(lock, std::chrono::milliseconds(wait_ms),
                     [&] { return mpi_orted_.count(rank) || IsFinal(tracker_->state()); });
   if (IsFinal(tracker_->state())) return Aborted("the attempt has ended (" + tracker_->message() + ")");
@@ -167,6 +213,7 @@ Result<Json> ApplicationMaster::HandleMpiCommand(const httplib::Request& req) {
 }
 
 Result<Json> ApplicationMaster::HandleMpiWait(const httplib::Request& req) {
+  if (!tokens_.AllowsMpi(req.get_header_value("Authorization"))) return MpiTokenMissing();
   std::optional<int> rank = RankFromMpiHost(req.get_param_value("host"));
   int wait_ms = std::clamp(std::atoi(req.get_param_value("wait_ms").c_str()), 0, 30'000);
   std::unique_lock lock(mutex_);
@@ -184,6 +231,7 @@ void ApplicationMaster::DriveMpirun() {
     std::string hostfile = options_.attempt_dir + "/mpi-hosts";
     auto env = CurrentEnvironment();
     env["SHOAL_AM_ADDR"] = am_addr_;
+    env[kMpiTokenVariable] = tokens_.ForMpi();
     env["OMPI_ALLOW_RUN_AS_ROOT"] = "1";
     env["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1";
     int log = open((options_.attempt_dir + "/mpirun.log").c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
@@ -210,6 +258,8 @@ void ApplicationMaster::DriveMpirun() {
     mpirun_ended_ = true;
     if (!exit->success()) {
       tracker_->Fail("mpirun ended with " + exit->Describe() + "; see " + options_.attempt_dir + "/mpirun.log");
+    } else {
+      tracker_->ReleaseSuccess();
     }
   } else if (IsFinal(tracker_->state())) {
     processes.SignalGroup(mpirun_pid_, SIGTERM);  // the attempt is over: so is mpirun
@@ -255,7 +305,9 @@ void ApplicationMaster::LaunchContainers() {
                             RunsBoard(task.role, task.index) ? "2" : "1"},
                            env,
                            options_.attempt_dir,
-                           base + ".agent.log"};
+                           base + ".agent.log",
+                           spec_.FindRole(task.role)->resources};
+    launch.env[kTaskTokenVariable] = tokens_.ForTask(task.rank);
     auto id = launcher_.Launch(launch);
     std::lock_guard lock(mutex_);
     if (id.ok()) tracker_->Launched(task.rank, *id);
@@ -280,12 +332,24 @@ void ApplicationMaster::Report(bool final_report) {
   body["series"] = unreported_series_;
   body["am_addr"] = am_addr_;
   body["final"] = final_report;
+  {
+    std::lock_guard lock(mutex_);
+    body["saved_models"] = saves_->Updates();
+  }
   int64_t version = body["version"].get<int64_t>();
   int64_t give_up = clock_.NowMillis() + (final_report ? 30'000 : 0);
   while (true) {
     auto reply = server_.Post(AttemptPath(options_) + "/report", body);
     if (reply.ok()) {
       reported_version_ = version;
+      std::vector<std::string> save_requests;
+      for (const Json& request : reply->value("save_requests", Json::array())) {
+        save_requests.push_back(request.value("name", ""));
+      }
+      if (!save_requests.empty()) {
+        std::lock_guard lock(mutex_);
+        saves_->Request(save_requests);
+      }
       unreported_series_ = Json::array();
       return;
     }
@@ -330,6 +394,17 @@ int ApplicationMaster::Run() {
     LogError("cannot fetch the attempt from the server: " + s.ToString());
     return 2;
   }
+  auto tokens = TaskTokens::Make(spec_.TotalTasks());
+  if (!tokens.ok()) {
+    LogError(tokens.status().ToString());
+    return 1;
+  }
+  tokens_ = std::move(tokens).value();
+  // The inputs are split once per attempt; when that fails (the data went away since the
+  // submit), the attempt fails with the reason and no container starts.
+  Result<data::DataPlan> plan = data::DataPlan::Make(spec_);
+  data_plan_ = plan.ok() ? std::move(plan).value() : data::DataPlan();
+  saves_ = std::make_unique<data::SaveTracker>(data_plan_->OutputTasks());
   if (Status s = StartServer(); !s.ok()) {
     LogError(s.ToString());
     return 1;
@@ -340,7 +415,13 @@ int ApplicationMaster::Run() {
   }
   LogInfo("attempt " + std::to_string(options_.attempt) + " of " + options_.job_id + ": serving containers at " + am_addr_);
   Report(false);
-  LaunchContainers();
+  if (plan.ok()) {
+    LaunchContainers();
+  } else {
+    LogError("cannot split the job's inputs: " + plan.status().ToString());
+    std::lock_guard lock(mutex_);
+    tracker_->Fail("before any task started: " + plan.status().message());
+  }
   Loop();
   if (rabit_tracker_) rabit_tracker_->Stop();
   std::lock_guard lock(mutex_);

@@ -19,12 +19,17 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "backend/cluster_backend.h"
 #include "common/clock.h"
 #include "common/http_client.h"
+#include "data/data_plan.h"
+#include "data/save_tracker.h"
 #include "master/attempt_tracker.h"
+#include "master/stack_requests.h"
+#include "master/task_tokens.h"
 #include "master/rabit_tracker.h"
 
 namespace shoal {
@@ -61,6 +66,10 @@ class ApplicationMaster {
   void Report(bool final_report);
   void InstallRoutes();
   Result<Json> HandleCluster(const httplib::Request& req);
+  // Whether the request carries the token of the task it names. REQUIRES mutex_.
+  Status CheckTaskToken(const httplib::Request& req, const std::string& role, int index) const;
+  // `shoal stack`: asks every running task for its stacks, waits for the answers.
+  Result<Json> HandleStackRequest();
 
   AmOptions options_;
   ContainerLauncher& launcher_;
@@ -69,6 +78,8 @@ class ApplicationMaster {
   JobSpec spec_;
   std::vector<std::vector<int>> task_gpus_;
   std::unique_ptr<AttemptTracker> tracker_;
+  std::optional<data::DataPlan> data_plan_;      // each task's inputs and outputs
+  std::unique_ptr<data::SaveTracker> saves_;     // Save Model requests; GUARDED_BY(mutex_)
   httplib::Server http_;
   std::string am_addr_;
   std::map<std::string, std::string> services_;  // framework endpoints the AM serves
@@ -76,6 +87,9 @@ class ApplicationMaster {
   pid_t mpirun_pid_ = 0;                  // GUARDED_BY(mutex_)
   bool mpirun_ended_ = false;             // GUARDED_BY(mutex_)
   std::map<int, std::string> mpi_orted_;  // rank -> orted command; GUARDED_BY(mutex_)
+  StackRequests stack_requests_;          // GUARDED_BY(mutex_)
+  TaskTokens tokens_;                     // the attempt's secrets; immutable once Run() made them
+  std::string server_token_;              // the server's, when it listens beyond loopback
   std::mutex mutex_;
   std::condition_variable changed_;
   std::atomic<bool> kill_requested_{false};

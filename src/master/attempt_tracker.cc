@@ -14,7 +14,8 @@ Json ToJson(const TaskStatus& task) {
               {"pid", task.pid},             {"progress", task.progress},   {"exit_code", task.exit_code},
               {"signal", task.signal},       {"message", task.message},     {"started_ms", task.started_ms},
               {"finished_ms", task.finished_ms}, {"service", task.service},
-              {"cpu", task.cpu_percent},     {"rss", task.rss_bytes},       {"heartbeat_rtt_ms", task.heartbeat_rtt_ms}};
+              {"cpu", task.cpu_percent},     {"rss", task.rss_bytes},       {"heartbeat_rtt_ms", task.heartbeat_rtt_ms},
+              {"hung", task.hung},           {"hung_since_ms", task.hung_since_ms}};
 }
 
 AttemptTracker::AttemptTracker(const JobSpec& spec, std::string job_id, int attempt,
@@ -84,13 +85,15 @@ void AttemptTracker::LaunchFailed(int rank, const std::string& reason) {
   Evaluate();
 }
 
-Status AttemptTracker::Register(const std::string& role, int index, const std::string& host, std::vector<int> ports) {
+Status AttemptTracker::Register(const std::string& role, int index, const std::string& host, std::vector<int> ports,
+                                std::optional<std::vector<int>> gpus) {
   TaskStatus* task = FindMutable(role, index);
   if (!task) return NotFound("this attempt has no task " + role + "[" + std::to_string(index) + "]");
   if (IsFinal(state_) || IsFinal(task->state)) return Aborted("the attempt is ending; the container must exit");
   if (ports.empty()) return InvalidArgument("a task must reserve at least one port");
   task->host = host;
   task->ports = std::move(ports);
+  if (gpus) task->gpus = std::move(*gpus);
   task->last_heard_ms = clock_.NowMillis();
   if (task->state == TaskState::kPending) Move(*task, TaskState::kLaunching, "");
   if (task->state == TaskState::kLaunching) Move(*task, TaskState::kRegistered, "");
@@ -108,6 +111,7 @@ Status AttemptTracker::Started(const std::string& role, int index, int pid, cons
   task->board_url = board_url;
   task->started_ms = clock_.WallMillis();
   task->last_heard_ms = clock_.NowMillis();
+  task->last_active_ms = task->last_heard_ms;
   Move(*task, TaskState::kRunning, "");
   return Status::Ok();
 }
@@ -127,17 +131,31 @@ Result<bool> AttemptTracker::Heartbeat(const std::string& role, int index, const
   if (!task) return NotFound("this attempt has no task " + role + "[" + std::to_string(index) + "]");
   task->last_heard_ms = clock_.NowMillis();
   double progress = data.progress;
+  bool active = false;
   if (data.rtt_ms >= 0) task->heartbeat_rtt_ms = data.rtt_ms;
   if (data.sample.is_object()) {
     task->cpu_percent = data.sample.value("cpu", 0.0);
+    active = task->cpu_percent >= kIdleCpuPercent;
     task->rss_bytes = data.sample.value("rss", int64_t{0});
     AppendBounded(pending_samples_[task->rank], Json::array({data.sample}), kMaxPending);
   }
-  if (data.metrics.is_array() && !data.metrics.empty()) AppendBounded(pending_metrics_[task->rank], data.metrics, kMaxPending);
+  if (data.metrics.is_array() && !data.metrics.empty()) {
+    AppendBounded(pending_metrics_[task->rank], data.metrics, kMaxPending);
+    active = true;
+  }
   if (std::isfinite(progress)) {
     progress = std::clamp(progress, 0.0, 1.0);
     if (progress != task->progress) {
       task->progress = progress;
+      active = true;
+      ++version_;
+    }
+  }
+  if (active) {
+    task->last_active_ms = task->last_heard_ms;
+    if (task->hung) {
+      task->hung = false;
+      task->hung_since_ms = 0;
       ++version_;
     }
   }
@@ -183,6 +201,12 @@ void AttemptTracker::ContainerEnded(const std::string& container_id, const ExitI
   Evaluate();
 }
 
+void AttemptTracker::ReleaseSuccess() {
+  success_held_ = false;
+  ++version_;
+  Evaluate();
+}
+
 void AttemptTracker::Kill(const std::string& reason) {
   Finish(AttemptState::kKilled, reason);
   Evaluate();
@@ -202,6 +226,7 @@ void AttemptTracker::Tick() {
     // timeout applies; from then on, heartbeats.
     bool starting = task.state == TaskState::kLaunching || task.state == TaskState::kRegistered;
     int64_t limit = starting ? spec_.timeouts.register_ms : spec_.timeouts.heartbeat_ms;
+    if (task.state == TaskState::kRunning) CheckHang(task, now);
     if (now - task.last_heard_ms > limit) {
       Move(task, TaskState::kLost,
            task.state == TaskState::kLaunching
@@ -214,6 +239,19 @@ void AttemptTracker::Tick() {
     Finish(AttemptState::kFailed, "the attempt ran longer than timeouts.job (" + FormatDuration(spec_.timeouts.job_ms) + ")");
   }
   Evaluate();
+}
+
+void AttemptTracker::CheckHang(TaskStatus& task, int64_t now) {
+  const int64_t limit = spec_.timeouts.hang_ms;
+  if (limit <= 0 || task.hung || now - task.last_active_ms <= limit) return;
+  task.hung = true;
+  task.hung_since_ms = clock_.WallMillis();
+  ++version_;
+  if (spec_.timeouts.hang_fails) {
+    Move(task, TaskState::kFailed,
+         "hung: no progress, metric or CPU use for " + FormatDuration(now - task.last_active_ms) +
+             " (timeouts.hang is " + FormatDuration(limit) + ", on_hang: fail)");
+  }
 }
 
 void AttemptTracker::Evaluate() {
@@ -235,7 +273,7 @@ void AttemptTracker::Evaluate() {
       has_workers = true;
       workers_done = workers_done && IsFinal(task.state);
     }
-    if ((has_workers && workers_done) || all_done) {
+    if (((has_workers && workers_done) || all_done) && !success_held_) {
       Finish(AttemptState::kSucceeded, "every task finished");
       for (auto& task : tasks_) {
         if (task.service && !IsFinal(task.state)) task.message = "stopped after every worker finished";
@@ -267,8 +305,8 @@ std::vector<int> AttemptTracker::TasksToStop() {
   if (!IsFinal(state_)) return ranks;
   for (auto& task : tasks_) {
     if (task.stop_requested || task.container_ended || task.container_id.empty()) continue;
-    // A task whose program has exited needs no stop; a lost one may still be running.
-    if (IsFinal(task.state) && task.state != TaskState::kLost) continue;
+    // A task whose program has exited needs no stop; a lost or hung one may still be running.
+    if (IsFinal(task.state) && task.state != TaskState::kLost && !task.hung) continue;
     task.stop_requested = true;
     ranks.push_back(task.rank);
   }

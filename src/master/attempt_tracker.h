@@ -11,6 +11,9 @@
 //    and service tasks (ps) are stopped. Tasks stopped by Shoal end KILLED.
 //  - TasksToStop() lists tasks whose containers must now be stopped; each is listed once.
 //  - Done() is true once the attempt is final and no container is left.
+//  - Hangs: a running task whose heartbeats show no progress change, no metric and CPU
+//    use under kIdleCpuPercent for timeouts.hang is flagged hung (and fails, with
+//    timeouts.on_hang: fail); any activity clears the flag.
 //  - Heartbeats' resource samples and metric points wait in bounded per-task buffers
 //    until TakeSeries() hands them to the AM's report.
 // Thread-safety: not thread-safe; the AM guards it with its mutex.
@@ -53,6 +56,9 @@ struct TaskStatus {
   int64_t started_ms = 0;   // wall time the user program started
   int64_t finished_ms = 0;  // wall time it ended
   int64_t last_heard_ms = 0;  // monotonic, for heartbeat timeouts
+  int64_t last_active_ms = 0; // monotonic: the last progress, metric or CPU use seen
+  bool hung = false;          // running, but inactive for longer than timeouts.hang
+  int64_t hung_since_ms = 0;  // wall time it was flagged
   bool stop_requested = false;
   bool container_ended = false;
 
@@ -77,7 +83,9 @@ class AttemptTracker {
   // Events.
   void Launched(int rank, const std::string& container_id);
   void LaunchFailed(int rank, const std::string& reason);
-  Status Register(const std::string& role, int index, const std::string& host, std::vector<int> ports);
+  // `gpus`, when given, replaces the GPUs the server assigned (a cluster that assigns its own).
+  Status Register(const std::string& role, int index, const std::string& host, std::vector<int> ports,
+                  std::optional<std::vector<int>> gpus = std::nullopt);
   Status Started(const std::string& role, int index, int pid, const std::string& board_url = "");
   // Returns whether the task should keep running (false: it is being stopped).
   Result<bool> Heartbeat(const std::string& role, int index, const HeartbeatData& data);
@@ -86,6 +94,10 @@ class AttemptTracker {
   void Kill(const std::string& reason);
   // Fails the attempt for a reason outside any task (mpirun failed, say).
   void Fail(const std::string& reason);
+  // An MPI attempt succeeds only once mpirun exited 0: its orteds end cleanly even when
+  // a rank failed. HoldSuccess keeps the attempt from succeeding until ReleaseSuccess.
+  void HoldSuccess() { success_held_ = true; }
+  void ReleaseSuccess();
   void Tick();
 
   // Queries.
@@ -104,12 +116,14 @@ class AttemptTracker {
   Json TakeSeries();
   bool HasSeries() const;
   static constexpr size_t kMaxPending = 20'000;
+  static constexpr double kIdleCpuPercent = 2.0;
 
  private:
   TaskStatus* FindMutable(const std::string& role, int index);
   void Move(TaskStatus& task, TaskState to, const std::string& message);
   void Finish(AttemptState state, const std::string& message);
   void Evaluate();
+  void CheckHang(TaskStatus& task, int64_t now);
 
   JobSpec spec_;
   std::string job_id_;
@@ -120,6 +134,7 @@ class AttemptTracker {
   std::vector<Json> pending_samples_;  // per rank
   std::vector<Json> pending_metrics_;  // per rank
   AttemptState state_ = AttemptState::kStarting;
+  bool success_held_ = false;
   std::string message_;
   int64_t version_ = 1;
 };

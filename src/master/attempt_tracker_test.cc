@@ -107,6 +107,94 @@ TEST(AttemptTracker, SilentTasksAreLostAfterTheHeartbeatTimeout) {
   EXPECT_FALSE(*keep_going) << "once the attempt failed, heartbeats are told to stop";
 }
 
+// A heartbeat that shows the task alive but doing nothing: no progress, no metric, idle CPU.
+HeartbeatData Idle() { return {.sample = Json{{"cpu", 0.5}, {"rss", 1}}}; }
+
+TEST(AttemptTracker, IdleTasksAreFlaggedHungAndActivityClearsTheFlag) {
+  FakeClock clock;
+  JobSpec spec = Spec(2);
+  spec.timeouts.hang_ms = 30'000;
+  AttemptTracker tracker(spec, "job-1", 1, {}, clock);
+  StartAll(tracker);
+  for (int beat = 0; beat < 7; ++beat) {  // 35 s of heartbeats: worker 0 busy, worker 1 idle
+    clock.Advance(5'000);
+    ASSERT_TRUE(tracker.Heartbeat("worker", 0, {.sample = Json{{"cpu", 95.0}, {"rss", 1}}}).ok());
+    ASSERT_TRUE(tracker.Heartbeat("worker", 1, Idle()).ok());
+    tracker.Tick();
+  }
+  EXPECT_FALSE(tracker.Find("worker", 0)->hung);
+  EXPECT_TRUE(tracker.Find("worker", 1)->hung);
+  EXPECT_GT(tracker.Find("worker", 1)->hung_since_ms, 0);
+  EXPECT_EQ(tracker.Find("worker", 1)->state, TaskState::kRunning) << "on_hang: flag only flags";
+  EXPECT_EQ(tracker.state(), AttemptState::kRunning);
+  EXPECT_TRUE(tracker.Snapshot().dump().find("\"hung\":true") != std::string::npos);
+
+  Json metric = Json::array({Json{{"t", 1}, {"step", 1}, {"name", "loss"}, {"value", 0.5}}});
+  ASSERT_TRUE(tracker.Heartbeat("worker", 1, {.sample = Json{{"cpu", 0.0}}, .metrics = metric}).ok());
+  EXPECT_FALSE(tracker.Find("worker", 1)->hung) << "a metric line is activity";
+  clock.Advance(20'000);
+  ASSERT_TRUE(tracker.Heartbeat("worker", 1, {.progress = 0.3, .sample = Json{{"cpu", 0.0}}}).ok());
+  clock.Advance(20'000);
+  tracker.Tick();
+  EXPECT_FALSE(tracker.Find("worker", 1)->hung) << "so is a progress change";
+}
+
+TEST(AttemptTracker, OnHangFailFailsTheTaskAndStopsIt) {
+  FakeClock clock;
+  JobSpec spec = Spec(2);
+  spec.timeouts.hang_ms = 10'000;
+  spec.timeouts.hang_fails = true;
+  AttemptTracker tracker(spec, "job-1", 1, {}, clock);
+  StartAll(tracker);
+  for (int beat = 0; beat < 3; ++beat) {
+    clock.Advance(4'000);
+    ASSERT_TRUE(tracker.Heartbeat("worker", 0, {.progress = 0.1 * (beat + 1)}).ok());
+    ASSERT_TRUE(tracker.Heartbeat("worker", 1, Idle()).ok());
+    tracker.Tick();
+  }
+  EXPECT_EQ(tracker.Find("worker", 1)->state, TaskState::kFailed);
+  EXPECT_EQ(tracker.state(), AttemptState::kFailed);
+  EXPECT_NE(tracker.message().find("worker[1] failed: hung: no progress, metric or CPU use"), std::string::npos)
+      << tracker.message();
+  auto keep_going = tracker.Heartbeat("worker", 1, Idle());
+  ASSERT_TRUE(keep_going.ok());
+  EXPECT_FALSE(*keep_going);
+  EXPECT_EQ(tracker.TasksToStop(), (std::vector<int>{0, 1})) << "the hung program is still running: stop it too";
+}
+
+TEST(AttemptTracker, HangDetectionOffWithZero) {
+  FakeClock clock;
+  JobSpec spec = Spec(1);
+  spec.timeouts.hang_ms = 0;
+  AttemptTracker tracker(spec, "job-1", 1, {}, clock);
+  StartAll(tracker);
+  for (int beat = 0; beat < 100; ++beat) {
+    clock.Advance(5'000);
+    ASSERT_TRUE(tracker.Heartbeat("worker", 0, Idle()).ok());
+    tracker.Tick();
+  }
+  EXPECT_FALSE(tracker.Find("worker", 0)->hung);
+}
+
+TEST(AttemptTracker, AHeldSuccessWaitsForItsRelease) {
+  FakeClock clock;
+  AttemptTracker tracker(Spec(2), "job-1", 1, {}, clock);
+  tracker.HoldSuccess();  // an MPI attempt: mpirun has the last word
+  StartAll(tracker);
+  ASSERT_TRUE(tracker.Exited("worker", 0, {0, 0}, "").ok());
+  ASSERT_TRUE(tracker.Exited("worker", 1, {0, 0}, "").ok());
+  EXPECT_EQ(tracker.state(), AttemptState::kRunning) << "every orted ended cleanly, but mpirun has not spoken";
+  tracker.Fail("mpirun ended with exit code 3");
+  EXPECT_EQ(tracker.state(), AttemptState::kFailed);
+
+  AttemptTracker released(Spec(1), "job-1", 1, {}, clock);
+  released.HoldSuccess();
+  StartAll(released);
+  ASSERT_TRUE(released.Exited("worker", 0, {0, 0}, "").ok());
+  released.ReleaseSuccess();
+  EXPECT_EQ(released.state(), AttemptState::kSucceeded);
+}
+
 TEST(AttemptTracker, ContainersThatNeverRegisterTimeOut) {
   FakeClock clock;
   AttemptTracker tracker(Spec(1), "job-1", 1, {}, clock);

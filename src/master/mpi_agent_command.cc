@@ -6,6 +6,7 @@
 
 #include "common/http_client.h"
 #include "master/am_protocol.h"
+#include "master/task_tokens.h"
 
 namespace shoal {
 
@@ -22,6 +23,7 @@ int MpiAgentCommand(int argc, char** argv) {
   std::string command;
   for (int i = first + 1; i < argc; ++i) command += (command.empty() ? "" : " ") + std::string(argv[i]);
   HttpJsonClient client(std::string("http://") + am, 35'000);
+  if (const char* token = std::getenv(kMpiTokenVariable); token && *token) client.set_bearer_token(token);
   auto launched = client.Post(am_protocol::kMpiLaunch, Json{{"host", host}, {"command", command}});
   if (!launched.ok()) {
     std::fprintf(stderr, "shoal mpi-agent: %s\n", launched.status().message().c_str());

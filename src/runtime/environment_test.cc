@@ -109,7 +109,7 @@ TEST(Environment, PyTorchWithSeveralProcessesPerTask) {
 }
 
 TEST(Registry, KnowsItsFrameworks) {
-  EXPECT_EQ(KnownFrameworks(), (std::vector<std::string>{"generic", "pytorch", "tensorflow", "mxnet", "xgboost", "mpi"}));
+  EXPECT_EQ(KnownFrameworks(), (std::vector<std::string>{"generic", "pytorch", "tensorflow", "mxnet", "xgboost", "mpi", "shoal-train"}));
   EXPECT_EQ(FindFramework("caffe2"), nullptr);
 }
 

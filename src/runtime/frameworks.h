@@ -44,4 +44,10 @@ class MpiFramework final : public FrameworkAdapter {
   EnvMap TaskEnvironment(const JobSpec& spec, const ClusterView& cluster, const TaskEndpoint& self) const override;
 };
 
+class ShoalTrainFramework final : public FrameworkAdapter {
+ public:
+  std::string name() const override { return "shoal-train"; }
+  EnvMap TaskEnvironment(const JobSpec& spec, const ClusterView& cluster, const TaskEndpoint& self) const override;
+};
+
 }  // namespace shoal

@@ -10,7 +10,8 @@ const std::vector<const FrameworkAdapter*>& All() {
   static const MxNetFramework mxnet;
   static const XgboostFramework xgboost;
   static const MpiFramework mpi;
-  static const std::vector<const FrameworkAdapter*> all = {&generic, &pytorch, &tensorflow, &mxnet, &xgboost, &mpi};
+  static const ShoalTrainFramework shoal_train;
+  static const std::vector<const FrameworkAdapter*> all = {&generic, &pytorch, &tensorflow, &mxnet, &xgboost, &mpi, &shoal_train};
   return all;
 }
 

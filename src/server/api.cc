@@ -8,6 +8,7 @@
 #include "runtime/framework.h"
 #include "server/log_files.h"
 #include "server/metrics_page.h"
+#include "server/stack_capture.h"
 #include "spec/spec_parser.h"
 
 namespace shoal {
@@ -126,6 +127,9 @@ void InstallApi(httplib::Server& http, ApiContext ctx) {
   http.Get(R"(/api/v1/jobs/([^/]+)/series)", RouteJson([&jobs](const httplib::Request& req) {
     return jobs.Series(std::string(req.matches[1]), IntParam(req, "attempt", 0, 0, 1000),
                        SeriesCursor{Int64Param(req, "after_sample"), Int64Param(req, "after_point")});
+  }));
+  http.Post(R"(/api/v1/jobs/([^/]+)/stack)", RouteJson([&jobs](const httplib::Request& req) {
+    return CaptureStacks(jobs, std::string(req.matches[1]));
   }));
   http.Post(R"(/api/v1/jobs/([^/]+)/save-model)", RouteJson([&jobs](const httplib::Request& req) {
     return jobs.SaveModel(std::string(req.matches[1]));

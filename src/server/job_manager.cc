@@ -22,7 +22,7 @@ JobManager::~JobManager() { Stop(); }
 
 AttemptLaunch JobManager::LaunchFor(const JobRecord& job) const {
   const AttemptRecord& attempt = job.attempts.back();
-  return AttemptLaunch{job.id, attempt.number, server_url_, attempt.dir};
+  return AttemptLaunch{job.id, attempt.number, server_url_, attempt.dir, job.spec};
 }
 
 Status JobManager::Start() {
@@ -96,6 +96,12 @@ void JobManager::Changed(JobRecord& job) {
 }
 
 Result<std::string> JobManager::Submit(JobSpec spec) {
+  if (!spec.cluster.empty() && spec.cluster != backend_.name()) {
+    return InvalidArgument("cluster: this server runs jobs on the " + backend_.name() + " cluster, not on " + spec.cluster +
+                           "; fix: submit to a server started with `shoal server --cluster " + spec.cluster +
+                           "` (set SHOAL_SERVER or --home), or drop the cluster field");
+  }
+  RETURN_IF_ERROR(backend_.Accepts(spec));
   std::vector<SpecIssue> issues = CheckFits(spec, backend_.Capacity());
   if (const FrameworkAdapter* framework = FindFramework(spec.framework)) {
     auto more = framework->Validate(spec);
@@ -299,11 +305,16 @@ void JobManager::Release(const std::string& id) {
   reserved_.erase(it);
 }
 
-void JobManager::EndAttempt(JobRecord& job, const ExitInfo& am_exit) {
+void JobManager::EndAttempt(JobRecord& job, const ExitInfo& am_exit, const std::string& cluster_failure) {
   AttemptRecord& attempt = job.attempts.back();
   bool reported_end = attempt.final_reported &&
                       (attempt.state == "SUCCEEDED" || attempt.state == "FAILED" || attempt.state == "KILLED");
-  if (!reported_end) {
+  if (!cluster_failure.empty() && !job.kill_requested) {
+    // The cluster ended the attempt (a node failed, preemption): whatever the AM said as
+    // it was stopped, the attempt failed and may be retried.
+    attempt.state = "FAILED";
+    attempt.message = cluster_failure;
+  } else if (!reported_end) {
     if (job.kill_requested) {
       attempt.state = "KILLED";
       attempt.message = "killed by the user";
@@ -341,10 +352,24 @@ void JobManager::EndAttempt(JobRecord& job, const ExitInfo& am_exit) {
 
 void JobManager::CheckAttempts() {
   std::vector<std::pair<std::string, ExitInfo>> ended;
+  std::map<std::string, std::string> cluster_failures;
   for (const auto& [id, handle] : handles_) {
-    if (auto exit = backend_.PollAttempt(handle)) ended.emplace_back(id, *exit);
+    auto exit = backend_.PollAttempt(handle);
+    AttemptNote note = backend_.Note(handle);
+    if (exit) {
+      ended.emplace_back(id, *exit);
+      if (note.ended_by_cluster) cluster_failures[id] = note.message;
+      continue;
+    }
+    // Until its AM reports, an attempt shows what the cluster says of it (Slurm's reasons).
+    JobRecord& job = live_[id];
+    AttemptRecord& attempt = job.attempts.back();
+    if (!note.message.empty() && attempt.am_addr.empty() && attempt.message != note.message && !job.kill_requested) {
+      attempt.message = job.message = note.message;
+      Changed(job);
+    }
   }
-  for (const auto& [id, exit] : ended) EndAttempt(live_[id], exit);
+  for (const auto& [id, exit] : ended) EndAttempt(live_[id], exit, cluster_failures[id]);
 }
 
 void JobManager::AdmitQueued() {

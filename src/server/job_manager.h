@@ -77,7 +77,8 @@ class JobManager {
   void SchedulerLoop();
   void CheckAttempts();   // REQUIRES mutex_
   void AdmitQueued();     // REQUIRES mutex_
-  void EndAttempt(JobRecord& job, const ExitInfo& am_exit);  // REQUIRES mutex_
+  // cluster_failure: the backend's words when the cluster itself ended the attempt.
+  void EndAttempt(JobRecord& job, const ExitInfo& am_exit, const std::string& cluster_failure = "");  // REQUIRES mutex_
   void Changed(JobRecord& job);                              // REQUIRES mutex_
   JobRecord* FindLive(const std::string& id);                // REQUIRES mutex_
   AttemptLaunch LaunchFor(const JobRecord& job) const;

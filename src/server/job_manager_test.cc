@@ -58,6 +58,36 @@ TEST_F(JobManagerTest, RefusesJobsLargerThanTheCluster) {
   EXPECT_EQ(manager_->List(JobFilter{}).value()["total"], 0) << "nothing was queued";
 }
 
+TEST_F(JobManagerTest, RefusesAJobForAnotherCluster) {
+  JobSpec spec = Spec("elsewhere", 1, 1);
+  spec.cluster = "slurm";
+  auto id = manager_->Submit(spec);
+  ASSERT_FALSE(id.ok());
+  EXPECT_EQ(id.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(id.status().message().find("shoal server --cluster slurm"), std::string::npos) << id.status().message();
+}
+
+TEST_F(JobManagerTest, ShowsTheClustersWordsUntilTheAmReports) {
+  std::string id = manager_->Submit(Spec("waits", 1, 1)).value();
+  ASSERT_TRUE(Eventually([&] { return State(id) == "RUNNING"; }));
+  backend_.SetNote(id + "/1", AttemptNote{"waiting for Slurm: the nodes it needs are busy (PENDING, Resources)", false});
+  ASSERT_TRUE(Eventually([&] {
+    return manager_->Get(id, 0, 0).value()["message"] == "waiting for Slurm: the nodes it needs are busy (PENDING, Resources)";
+  }));
+}
+
+TEST_F(JobManagerTest, AnAttemptTheClusterEndedFailsAndIsRetriedWhateverTheAmSaid) {
+  std::string id = manager_->Submit(Spec("node-fails", 1, 1, 2)).value();
+  ASSERT_TRUE(Eventually([&] { return State(id) == "RUNNING"; }));
+  // Slurm stops the AM when a node fails; the AM takes that for a kill.
+  backend_.SetNote(id + "/1", AttemptNote{"node node2 failed; Slurm ended the attempt (NODE_FAIL)", true});
+  ReportEnd(id, 1, "KILLED");
+  ASSERT_TRUE(Eventually([&] { return backend_.started().size() == 2; }));
+  Json first = manager_->Get(id, 0, 0).value()["attempts"][0];
+  EXPECT_EQ(first["state"], "FAILED");
+  EXPECT_EQ(first["message"], "node node2 failed; Slurm ended the attempt (NODE_FAIL)");
+}
+
 TEST_F(JobManagerTest, QueuesWhatDoesNotFitAndStartsItWhenResourcesFree) {
   std::string a = manager_->Submit(Spec("a", 3, 1)).value();
   std::string b = manager_->Submit(Spec("b", 2, 1)).value();

@@ -4,7 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <cstdio>
+#include "common/secret.h"
 
 namespace shoal {
 
@@ -15,22 +15,6 @@ bool IsLoopbackHost(const std::string& host) {
 std::string TokenPath(const std::string& home) { return home + "/token"; }
 
 namespace {
-
-Result<std::string> RandomHex(size_t bytes) {
-  int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return Unavailable("cannot open /dev/urandom to make the server's token");
-  std::string raw(bytes, '\0');
-  ssize_t got = read(fd, raw.data(), raw.size());
-  close(fd);
-  if (got != static_cast<ssize_t>(raw.size())) return Unavailable("cannot read /dev/urandom to make the server's token");
-  std::string hex;
-  for (unsigned char c : raw) {
-    char pair[3];
-    std::snprintf(pair, sizeof pair, "%02x", c);
-    hex += pair;
-  }
-  return hex;
-}
 
 Status WriteSecret(const std::string& path, const std::string& text) {
   unlink(path.c_str());  // a file left by another user or mode must not be reused
@@ -50,7 +34,7 @@ Result<ServerAuth> ServerAuth::ForHost(const std::string& host, const std::strin
     unlink(TokenPath(home).c_str());
     return Open();
   }
-  ASSIGN_OR_RETURN(std::string token, RandomHex(32));
+  ASSIGN_OR_RETURN(std::string token, RandomToken(32));
   RETURN_IF_ERROR(WriteSecret(TokenPath(home), token + "\n"));
   return WithToken(token);
 }
@@ -62,12 +46,7 @@ bool ServerAuth::Requires(const std::string& method, const std::string& path) co
 }
 
 bool ServerAuth::Allows(const std::string& authorization) const {
-  if (!enabled()) return true;
-  const std::string expected = "Bearer " + token_;
-  if (authorization.size() != expected.size()) return false;
-  unsigned char diff = 0;
-  for (size_t i = 0; i < expected.size(); ++i) diff |= static_cast<unsigned char>(authorization[i] ^ expected[i]);
-  return diff == 0;
+  return !enabled() || SecretEquals(authorization, "Bearer " + token_);
 }
 
 }  // namespace shoal

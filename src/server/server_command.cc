@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "backend/local/local_backend.h"
+#include "backend/slurm/slurm_backend.h"
 #include "common/files.h"
 #include "common/http_client.h"
 #include "common/http_server.h"
@@ -32,7 +33,10 @@ int StopServer(const std::string& home) {
     return 0;
   }
   int pid = info.value("pid", 0);
-  (void)HttpJsonClient(info["url"].get<std::string>(), 5000).Post("/api/v1/shutdown", Json::object());
+  auto stopped = HttpJsonClient(info["url"].get<std::string>(), 5000).Post("/api/v1/shutdown", Json::object());
+  // A server listening beyond loopback (for a Slurm cluster's nodes, say) refuses the call
+  // from a non-loopback address; it is this home's server on this machine: signal it.
+  if (!stopped.ok() && pid > 0) kill(pid, SIGTERM);
   for (int i = 0; i < 200 && ProcessExists(pid); ++i) usleep(50'000);
   if (ProcessExists(pid)) {
     std::fprintf(stderr, "shoal server: the server (pid %d) did not stop within 10 s\n", pid);
@@ -59,6 +63,12 @@ int ServerCommand(int argc, char** argv) {
   app.add_option("--memory", memory, "memory the local cluster offers, e.g. 16G (default: this machine's)");
   app.add_option("--gpus", gpus, "GPUs the local cluster offers, numbered 0..N-1 (default: nvidia-smi's)")
       ->check(CLI::Range(0, 1024));
+  std::string cluster = "local";
+  SlurmOptions slurm;
+  app.add_option("--cluster", cluster, "where jobs run: local (this machine) or slurm (docs/slurm.md)")
+      ->check(CLI::IsMember({"local", "slurm"}));
+  app.add_option("--slurm-partition", slurm.partition, "the Slurm partition jobs run in (default: the cluster's default)");
+  app.add_option("--slurm-option", slurm.sbatch_options, "one more sbatch option for every job, e.g. --account=ml (repeatable)");
   bool stop = false;
   app.add_flag("--stop", stop, "stop the server running for --home (running jobs go on and are re-attached at restart)");
   try {
@@ -133,20 +143,32 @@ int ServerCommand(int argc, char** argv) {
     return 1;
   }
   std::string url = "http://" + (host == "0.0.0.0" ? std::string("127.0.0.1") : host) + ":" + std::to_string(*bound);
-  LocalBackend backend(capacity, SelfExecutable(), RealProcessLauncher::Instance());
-  JobManager jobs(**store, **series, backend, SystemClock::Instance(), url, home);
+  std::unique_ptr<ClusterBackend> backend;
+  if (cluster == "slurm") {
+    auto on_slurm = std::make_unique<SlurmBackend>(RealSlurmCommands::Instance(), SelfExecutable(), slurm,
+                                                   SystemClock::Instance());
+    if (Status s = on_slurm->Connect(); !s.ok()) {
+      std::fprintf(stderr, "shoal server: --cluster slurm: %s\n", s.message().c_str());
+      return 1;
+    }
+    capacity = on_slurm->Capacity();
+    backend = std::move(on_slurm);
+  } else {
+    backend = std::make_unique<LocalBackend>(capacity, SelfExecutable(), RealProcessLauncher::Instance());
+  }
+  JobManager jobs(**store, **series, *backend, SystemClock::Instance(), url, home);
   if (Status s = jobs.Start(); !s.ok()) {
     std::fprintf(stderr, "shoal server: %s\n", s.message().c_str());
     return 1;
   }
   RequestMetrics requests;
   InstallServerHooks(http, *auth, requests, TokenPath(home));
-  InstallApi(http, ApiContext{jobs, requests, backend.name(), [&http] { http.stop(); }});
+  InstallApi(http, ApiContext{jobs, requests, backend->name(), [&http] { http.stop(); }});
   InstallWebUi(http, EmbeddedWebAssets());
   OnTermination([&http] { http.stop(); });
   Json info{{"url", url}, {"pid", getpid()}, {"home", home}};
   (void)WriteFileAtomic(ServerInfoPath(home), info.dump() + "\n");
-  LogInfo("listening on " + url + " (" + capacity.total.ToString() + "), state in " + home + "; web UI at " + url + "/");
+  LogInfo("listening on " + url + " (" + backend->name() + ": " + capacity.total.ToString() + "), state in " + home + "; web UI at " + url + "/");
   http.listen_after_bind();
   LogInfo("stopping");
   unlink(ServerInfoPath(home).c_str());

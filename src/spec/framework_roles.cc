@@ -10,6 +10,7 @@ const std::vector<FrameworkRoles>& Table() {
       {"mxnet", {{"scheduler", true, 1, true}, {"server", false, 0, true}, {"worker", true, 0, false}}},
       {"xgboost", {{"worker", true, 0, false}}},
       {"mpi", {{"worker", true, 0, false}}},
+      {"shoal-train", {{"worker", true, 0, false}}},
   };
   return table;
 }

@@ -49,8 +49,21 @@ Json ToJson(const JobSpec& spec) {
                      {"tolerate_failure", role.tolerate_failure},
                      {"nproc_per_node", role.nproc_per_node}});
   }
+  Json inputs = Json::array();
+  for (const auto& in : spec.inputs) {
+    inputs.push_back({{"name", in.name}, {"uri", in.uri}, {"mode", in.mode}, {"path", in.path},
+                      {"epochs", in.epochs}, {"shuffle", in.shuffle}, {"roles", in.roles}});
+  }
+  Json outputs = Json::array();
+  for (const auto& out : spec.outputs) {
+    outputs.push_back({{"name", out.name}, {"path", out.path}, {"uri", out.uri}, {"from", out.from},
+                       {"on_failure", out.on_failure}});
+  }
   return Json{{"name", spec.name},
+              {"inputs", inputs},
+              {"outputs", outputs},
               {"framework", spec.framework},
+              {"cluster", spec.cluster},
               {"user", spec.user},
               {"workdir", spec.workdir},
               {"roles", roles},
@@ -62,13 +75,16 @@ Json ToJson(const JobSpec& spec) {
               {"timeouts",
                {{"heartbeat_ms", spec.timeouts.heartbeat_ms},
                 {"register_ms", spec.timeouts.register_ms},
-                {"job_ms", spec.timeouts.job_ms}}}};
+                {"job_ms", spec.timeouts.job_ms},
+                {"hang_ms", spec.timeouts.hang_ms},
+                {"hang_fails", spec.timeouts.hang_fails}}}};
 }
 
 JobSpec JobSpecFromJson(const Json& json) {
   JobSpec spec;
   spec.name = json.value("name", "");
   spec.framework = json.value("framework", "generic");
+  spec.cluster = json.value("cluster", "");
   spec.user = json.value("user", "");
   spec.workdir = json.value("workdir", "");
   spec.env = json.value("env", std::map<std::string, std::string>{});
@@ -78,6 +94,8 @@ JobSpec JobSpecFromJson(const Json& json) {
     spec.timeouts.heartbeat_ms = t.value("heartbeat_ms", spec.timeouts.heartbeat_ms);
     spec.timeouts.register_ms = t.value("register_ms", spec.timeouts.register_ms);
     spec.timeouts.job_ms = t.value("job_ms", spec.timeouts.job_ms);
+    spec.timeouts.hang_ms = t.value("hang_ms", spec.timeouts.hang_ms);
+    spec.timeouts.hang_fails = t.value("hang_fails", spec.timeouts.hang_fails);
   }
   if (json.contains("board")) {
     spec.board.command = json["board"].value("command", "");
@@ -85,6 +103,15 @@ JobSpec JobSpecFromJson(const Json& json) {
     spec.board.index = json["board"].value("index", 0);
   }
   spec.files = json.value("files", std::vector<std::string>{});
+  for (const Json& i : json.value("inputs", Json::array())) {
+    spec.inputs.push_back({i.value("name", ""), i.value("uri", ""), i.value("mode", "download"), i.value("path", ""),
+                           i.value("epochs", 1), i.value("shuffle", false),
+                           i.value("roles", std::vector<std::string>{})});
+  }
+  for (const Json& o : json.value("outputs", Json::array())) {
+    spec.outputs.push_back({o.value("name", ""), o.value("path", ""), o.value("uri", ""), o.value("from", ""),
+                            o.value("on_failure", false)});
+  }
   for (const Json& a : json.value("archives", Json::array())) {
     spec.archives.push_back({a.value("path", ""), a.value("name", ""),
                              a.value("prepend", std::map<std::string, std::vector<std::string>>{})});

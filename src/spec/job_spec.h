@@ -39,6 +39,10 @@ struct Timeouts {
   int64_t heartbeat_ms = 30'000;   // a task silent this long is LOST
   int64_t register_ms = 120'000;   // all containers must have registered by then
   int64_t job_ms = 0;              // 0: no limit on an attempt's run time
+  // A running task with no progress, no metric and no CPU use for this long is hung:
+  // flagged in status and the UI; with hang_fails, it fails (and the job may retry).
+  int64_t hang_ms = 30 * 60'000;   // 0: never flagged
+  bool hang_fails = false;
 };
 
 // A board: a web tool (TensorBoard or any) that runs beside one task, on a port reserved
@@ -57,9 +61,33 @@ struct ArchiveSpec {
   std::map<std::string, std::vector<std::string>> prepend;
 };
 
+// An input read from storage (docs/data.md): its files are split across the tasks of
+// `roles` (default: every role that is not a service), each task getting its share.
+struct InputSpec {
+  std::string name;               // letters, digits, '_': SHOAL_INPUT_<NAME> in placeholder mode
+  std::string uri;                // a path, file:// or s3:// URI; globs allowed; paths made absolute
+  std::string mode = "download";  // download | placeholder | stream
+  std::string path;               // download: the folder in the task directory (default: name)
+  int epochs = 1;                 // stream: how many times the share is fed
+  bool shuffle = false;           // stream: shuffle the order of the share's pieces per epoch
+  std::vector<std::string> roles;
+};
+
+// An output: the task's local folder `path`, uploaded to `uri` when the task succeeds
+// (and when it fails, with on_failure). Every task writes <uri>/<role>-<index>/ unless
+// `from` ("worker[0]") picks the one task whose folder becomes <uri> itself.
+struct OutputSpec {
+  std::string name;
+  std::string path;  // relative to the task directory (default: name)
+  std::string uri;
+  std::string from;  // "" or "role[index]"
+  bool on_failure = false;
+};
+
 struct JobSpec {
   std::string name;
   std::string framework = "generic";
+  std::string cluster;  // where it runs: local or slurm; empty: wherever the server runs jobs
   std::string user;
   std::string workdir;   // absolute; tasks start here
   std::vector<RoleSpec> roles;
@@ -69,6 +97,8 @@ struct JobSpec {
   BoardSpec board;
   std::vector<std::string> files;     // absolute paths, copied into every task's directory
   std::vector<ArchiveSpec> archives;
+  std::vector<InputSpec> inputs;
+  std::vector<OutputSpec> outputs;
 
   int TotalTasks() const;
   Resources TotalResources() const;

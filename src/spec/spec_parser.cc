@@ -17,13 +17,15 @@ namespace shoal {
 namespace {
 
 const std::vector<std::string> kJobFields = {"name", "framework", "workdir", "roles", "env", "max_attempts", "timeouts",
-                                             "board", "files", "archives"};
+                                             "cluster", "board", "files", "archives", "inputs", "outputs"};
+const std::vector<std::string> kInputFields = {"name", "uri", "mode", "path", "epochs", "shuffle", "roles"};
+const std::vector<std::string> kOutputFields = {"name", "path", "uri", "from", "on_failure"};
 const std::vector<std::string> kArchiveFields = {"path", "name", "prepend"};
 const std::vector<std::string> kPrependable = {"PATH", "PYTHONPATH", "LD_LIBRARY_PATH"};
 const std::vector<std::string> kBoardFields = {"command", "role", "index"};
 const std::vector<std::string> kRoleFields = {"instances", "cpus", "memory", "gpus", "command",
                                               "env", "service", "tolerate_failure", "nproc_per_node"};
-const std::vector<std::string> kTimeoutFields = {"heartbeat", "register", "job"};
+const std::vector<std::string> kTimeoutFields = {"heartbeat", "register", "job", "hang", "on_hang"};
 
 std::string Join(const std::vector<std::string>& items) {
   std::string out;
@@ -76,6 +78,12 @@ class SpecReader {
               "use one of: " + Join(options_.known_frameworks));
       }
     }
+    if (auto n = root["cluster"]) {
+      ReadString(n, "cluster", &spec.cluster);
+      if (spec.cluster != "local" && spec.cluster != "slurm") {
+        Issue("cluster", "unknown cluster '" + spec.cluster + "'", "use local (this machine) or slurm");
+      }
+    }
     if (auto n = root["workdir"]) {
       std::string dir;
       if (ReadString(n, "workdir", &dir)) {
@@ -105,6 +113,8 @@ class SpecReader {
     if (auto n = root["board"]) ReadBoard(n, spec);
     if (auto n = root["files"]) ReadFiles(n, spec);
     if (auto n = root["archives"]) ReadArchives(n, spec);
+    if (auto n = root["inputs"]) ReadInputs(n, spec);
+    if (auto n = root["outputs"]) ReadOutputs(n, spec);
     return spec;
   }
 
@@ -177,6 +187,154 @@ class SpecReader {
         continue;
       }
       spec.archives.push_back(std::move(archive));
+    }
+  }
+
+  // A storage URI: a path (made absolute), file:// or s3://. Globs are allowed in inputs.
+  bool ReadStorageUri(const YAML::Node& node, const std::string& field, std::string* uri) {
+    if (!ReadString(node, field, uri)) return false;
+    size_t scheme = uri->find("://");
+    if (scheme == std::string::npos || uri->starts_with("file://")) {
+      *uri = ResolvePath(*uri);
+      return true;
+    }
+    if (!uri->starts_with("s3://")) {
+      Issue(field, "unknown storage scheme '" + uri->substr(0, scheme) + "://' in '" + *uri + "'",
+            "use a path, file:///path (a shared file system) or s3://bucket/key");
+      return false;
+    }
+    if (uri->size() <= 5 || (*uri)[5] == '/') {
+      Issue(field, "'" + *uri + "' names no bucket", "write s3://bucket/key");
+      return false;
+    }
+    return true;
+  }
+
+  // A name for an input or output: letters, digits and '_'.
+  bool ReadDataName(const YAML::Node& entry, const std::string& field, std::string* name) {
+    static const std::regex kDataName("[A-Za-z_][A-Za-z0-9_]{0,63}");
+    if (!entry["name"]) {
+      Issue(field + ".name", "is missing", "name it, e.g. name: train");
+      return false;
+    }
+    if (!ReadString(entry["name"], field + ".name", name)) return false;
+    if (!std::regex_match(*name, kDataName)) {
+      Issue(field + ".name", "'" + *name + "' is not a valid name", "use letters, digits and '_'");
+      return false;
+    }
+    return true;
+  }
+
+  // A folder inside the task directory.
+  void CheckTaskFolder(const std::string& field, const std::string& path) {
+    if (path.empty() || path.starts_with("/") || path.find("..") != std::string::npos) {
+      Issue(field, "'" + path + "' must be a folder inside the task directory", "write it relative, e.g. model/");
+    }
+  }
+
+  void ReadInputs(const YAML::Node& node, JobSpec& spec) {
+    if (!node.IsSequence()) {
+      Issue("inputs", "must be a list", "e.g. inputs: [{name: train, uri: \"s3://bucket/data/*.csv\", mode: download}]");
+      return;
+    }
+    for (size_t i = 0; i < node.size(); ++i) {
+      std::string field = "inputs[" + std::to_string(i) + "]";
+      const YAML::Node& entry = node[i];
+      if (!entry.IsMap()) {
+        Issue(field, "must be a mapping with name, uri and mode", "e.g. - {name: train, uri: data/*.txt}");
+        continue;
+      }
+      CheckKnownFields(entry, field, kInputFields);
+      InputSpec input;
+      bool ok = ReadDataName(entry, field, &input.name);
+      if (!entry["uri"]) {
+        Issue(field + ".uri", "is missing", "give where the data is: a path, file:// or s3://bucket/key (globs work)");
+        ok = false;
+      } else {
+        ok = ReadStorageUri(entry["uri"], field + ".uri", &input.uri) && ok;
+      }
+      if (auto n = entry["mode"]) {
+        ReadString(n, field + ".mode", &input.mode);
+        if (input.mode != "download" && input.mode != "placeholder" && input.mode != "stream") {
+          Issue(field + ".mode", "unknown mode '" + input.mode + "'", "use download, placeholder or stream");
+          ok = false;
+        }
+      }
+      input.path = input.name;
+      if (auto n = entry["path"]) {
+        ReadString(n, field + ".path", &input.path);
+        CheckTaskFolder(field + ".path", input.path);
+      }
+      if (auto n = entry["epochs"]) {
+        if (ReadInt(n, field + ".epochs", &input.epochs) && input.epochs < 1) {
+          Issue(field + ".epochs", "must be at least 1", "write e.g. epochs: 2");
+        }
+      }
+      if (auto n = entry["shuffle"]) ReadBool(n, field + ".shuffle", &input.shuffle);
+      if (input.mode != "stream" && (entry["epochs"] || entry["shuffle"])) {
+        Issue(field, "epochs and shuffle apply to stream mode only", "set mode: stream or remove them");
+      }
+      if (auto n = entry["roles"]) {
+        if (!n.IsSequence()) {
+          Issue(field + ".roles", "must be a list of role names", "e.g. roles: [worker]");
+        } else {
+          for (size_t r = 0; r < n.size(); ++r) {
+            std::string role;
+            if (!ReadString(n[r], field + ".roles", &role)) continue;
+            if (!spec.FindRole(role)) Issue(field + ".roles", "the job has no role '" + role + "'", "name one of the job's roles");
+            input.roles.push_back(role);
+          }
+        }
+      }
+      for (const auto& other : spec.inputs) {
+        if (other.name == input.name) Issue(field + ".name", "'" + input.name + "' is used twice", "give each input its own name");
+      }
+      if (ok) spec.inputs.push_back(std::move(input));
+    }
+  }
+
+  void ReadOutputs(const YAML::Node& node, JobSpec& spec) {
+    if (!node.IsSequence()) {
+      Issue("outputs", "must be a list", "e.g. outputs: [{name: model, path: model/, uri: s3://bucket/out/model}]");
+      return;
+    }
+    static const std::regex kFrom("([A-Za-z0-9_.-]+)\\[([0-9]+)\\]");
+    for (size_t i = 0; i < node.size(); ++i) {
+      std::string field = "outputs[" + std::to_string(i) + "]";
+      const YAML::Node& entry = node[i];
+      if (!entry.IsMap()) {
+        Issue(field, "must be a mapping with name, path and uri", "e.g. - {name: model, path: model/, uri: out/model}");
+        continue;
+      }
+      CheckKnownFields(entry, field, kOutputFields);
+      OutputSpec output;
+      bool ok = ReadDataName(entry, field, &output.name);
+      if (!entry["uri"]) {
+        Issue(field + ".uri", "is missing", "give where to upload: a path, file:// or s3://bucket/key");
+        ok = false;
+      } else if (ReadStorageUri(entry["uri"], field + ".uri", &output.uri)) {
+        if (output.uri.find_first_of("*?[") != std::string::npos) {
+          Issue(field + ".uri", "an output URI cannot hold glob characters", "name one folder");
+          ok = false;
+        }
+      } else {
+        ok = false;
+      }
+      output.path = output.name;
+      if (auto n = entry["path"]) ReadString(n, field + ".path", &output.path);
+      CheckTaskFolder(field + ".path", output.path);
+      if (auto n = entry["from"]) {
+        ReadString(n, field + ".from", &output.from);
+        std::smatch m;
+        const RoleSpec* role = nullptr;
+        if (std::regex_match(output.from, m, kFrom)) role = spec.FindRole(m[1]);
+        if (!role || m[2].length() > 6 || std::stoi(m[2]) >= role->instances) {
+          Issue(field + ".from", "'" + output.from + "' is not a task of this job", "write role[index], e.g. worker[0]");
+          ok = false;
+        }
+      }
+      if (auto n = entry["on_failure"]) ReadBool(n, field + ".on_failure", &output.on_failure);
+      if (ok) spec.outputs.push_back(std::move(output));
     }
   }
 
@@ -391,6 +549,15 @@ class SpecReader {
     read("heartbeat", &timeouts->heartbeat_ms, false);
     read("register", &timeouts->register_ms, false);
     read("job", &timeouts->job_ms, true);
+    read("hang", &timeouts->hang_ms, true);
+    if (auto n = node["on_hang"]) {
+      if (n.IsScalar() && (n.Scalar() == "flag" || n.Scalar() == "fail")) {
+        timeouts->hang_fails = n.Scalar() == "fail";
+      } else {
+        Issue("timeouts.on_hang", "must be flag or fail",
+              "flag shows the hang in status and the UI; fail also fails the task (and the job retries if max_attempts allows)");
+      }
+    }
   }
 
   RoleSpec ReadRole(const std::string& framework, const std::string& name, const YAML::Node& node) {

@@ -12,6 +12,8 @@ env:
 max_attempts: 2
 timeouts:
   heartbeat: 10s
+  hang: 5m
+  on_hang: fail
 roles:
   worker:
     instances: 2
@@ -39,6 +41,8 @@ TEST(ParseJobSpec, ReadsEveryField) {
   EXPECT_EQ(spec.env.at("OMP_NUM_THREADS"), "1");
   EXPECT_EQ(spec.max_attempts, 2);
   EXPECT_EQ(spec.timeouts.heartbeat_ms, 10'000);
+  EXPECT_EQ(spec.timeouts.hang_ms, 300'000);
+  EXPECT_TRUE(spec.timeouts.hang_fails);
   EXPECT_EQ(spec.workdir, "/tmp/jobs");
   ASSERT_EQ(spec.roles.size(), 2u);
   EXPECT_EQ(spec.roles[0].name, "worker");
@@ -112,6 +116,7 @@ TEST(ParseJobSpec, RefusesBadSpecs) {
       "roles: {w: {command: t}}\nmax_attempts: 0",                   // zero attempts
       "roles: {w: {command: t}}\ntimeouts: {heartbeat: soon}",       // bad duration
       "roles: {w: {command: t}}\ntimeouts: {hartbeat: 1s}",          // unknown timeout
+      "roles: {w: {command: t}}\ntimeouts: {on_hang: retry}",        // unknown hang action
       "roles: {\"bad name!\": {command: t}}",                        // bad role name
       "name: \"../etc\"\nroles: {w: {command: t}}",                  // bad job name
       "roles: {w: {command: {a: b}}}",                               // command a map
@@ -181,6 +186,55 @@ TEST(EditDistance, Basics) {
   EXPECT_EQ(EditDistance("instances", "instances"), 0u);
   EXPECT_EQ(EditDistance("instnces", "instances"), 1u);
   EXPECT_EQ(EditDistance("", "abc"), 3u);
+}
+
+TEST(ParseJobSpec, ReadsInputsAndOutputs) {
+  auto parsed = ParseJobSpec(R"(name: data
+inputs:
+  - {name: train, uri: "s3://bucket/data/*.csv"}
+  - {name: feed, uri: data/, mode: stream, epochs: 2, shuffle: true, roles: [worker]}
+outputs:
+  - {name: model, path: model/, uri: s3://bucket/out, from: "worker[1]", on_failure: true}
+roles:
+  worker: {instances: 2, command: "true"}
+)", Options());
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  const JobSpec& spec = parsed->spec;
+  ASSERT_EQ(spec.inputs.size(), 2u);
+  EXPECT_EQ(spec.inputs[0].mode, "download");
+  EXPECT_EQ(spec.inputs[0].path, "train");
+  EXPECT_EQ(spec.inputs[1].uri, "/tmp/jobs/data/") << "paths are made absolute";
+  EXPECT_EQ(spec.inputs[1].epochs, 2);
+  EXPECT_TRUE(spec.inputs[1].shuffle);
+  ASSERT_EQ(spec.outputs.size(), 1u);
+  EXPECT_EQ(spec.outputs[0].from, "worker[1]");
+  EXPECT_TRUE(spec.outputs[0].on_failure);
+  JobSpec back = JobSpecFromJson(ToJson(spec));
+  EXPECT_EQ(ToJson(back), ToJson(spec));
+}
+
+TEST(ParseJobSpec, RefusesBadInputsAndOutputs) {
+  auto parsed = ParseJobSpec(R"(name: data
+inputs:
+  - {name: train, uri: "hdfs://nn/data"}
+  - {name: feed, uri: data/, mode: pipe}
+  - {name: val, uri: data/, epochs: 2}
+  - {uri: data/}
+outputs:
+  - {name: model, uri: "s3://bucket/out/*"}
+  - {name: ckpt, uri: out, from: "worker[5]", path: /abs}
+roles:
+  worker: {instances: 2, command: "true"}
+)", Options());
+  ASSERT_FALSE(parsed.ok());
+  const std::string& message = parsed.status().message();
+  for (const char* expected : {"inputs[0].uri: unknown storage scheme 'hdfs://'", "inputs[1].mode: unknown mode 'pipe'",
+                               "inputs[2]: epochs and shuffle apply to stream mode only", "inputs[3].name: is missing",
+                               "outputs[0].uri: an output URI cannot hold glob characters",
+                               "outputs[1].from: 'worker[5]' is not a task of this job",
+                               "outputs[1].path: '/abs' must be a folder inside the task directory"}) {
+    EXPECT_NE(message.find(expected), std::string::npos) << expected << "\n" << message;
+  }
 }
 
 }  // namespace

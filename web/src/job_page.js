@@ -88,7 +88,7 @@ export function jobPage(main, id) {
     const tasks = attempt ? attempt.tasks || [] : [];
     replace(containers, tasks.map((t) => el('tr', { 'data-task': `${t.role}-${t.index}` },
       el('td', {}, t.container_id || `${t.role}-${t.index}`), el('td', {}, t.host || '—'), el('td', {}, t.role),
-      el('td', {}, t.index), el('td', {}, stateBadge(t.state)), el('td', {}, fmt.time(t.started_ms)),
+      el('td', {}, t.index), el('td', {}, stateBadge(t.state === 'RUNNING' && t.hung ? 'HUNG' : t.state)), el('td', {}, fmt.time(t.started_ms)),
       el('td', {}, fmt.time(t.finished_ms)), el('td', {}, progressBar(t.progress)),
       el('td', {}, t.cpu === undefined || t.cpu === null ? '—' : `${Number(t.cpu).toFixed(0)}%`),
       el('td', {}, fmt.bytes(t.rss)),
@@ -110,7 +110,8 @@ export function jobPage(main, id) {
     const models = (job && job.saved_models) || [];
     replace(saved, models.length ? models.map((m) => el('li', { 'data-model': m.name },
       el('span', { class: 'model-name' }, m.name), ' ', el('span', { class: 'muted' }, m.state),
-      m.uri ? [' ', el('code', {}, m.uri)] : null, ' ', el('span', { class: 'muted' }, `(asked ${fmt.time(m.requested_ms)})`)))
+      m.uri ? [' ', el('code', {}, m.uri)] : null, ' ', el('span', { class: 'muted' }, `(asked ${fmt.time(m.requested_ms)})`),
+      m.state === 'failed' && m.message ? [' ', el('span', { class: 'model-error' }, m.message)] : null))
       : el('li', { class: 'muted' }, 'No saved models yet.'));
   }
 

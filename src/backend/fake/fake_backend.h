@@ -42,6 +42,11 @@ class FakeBackend final : public ClusterBackend {
     std::lock_guard lock(mutex_);
     return alive_after_restart_;
   }
+  AttemptNote Note(const AttemptHandle& handle) override {
+    std::lock_guard lock(mutex_);
+    auto it = notes_.find(handle.backend_id);
+    return it == notes_.end() ? AttemptNote{} : it->second;
+  }
 
   // Test controls.
   void Finish(const std::string& attempt_id, ExitInfo exit) {
@@ -57,6 +62,11 @@ class FakeBackend final : public ClusterBackend {
     return killed_;
   }
   void set_alive_after_restart(bool alive) { alive_after_restart_ = alive; }
+  // What the cluster says of an attempt (a batch system's reasons).
+  void SetNote(const std::string& attempt_id, AttemptNote note) {
+    std::lock_guard lock(mutex_);
+    notes_[attempt_id] = std::move(note);
+  }
 
  private:
   ClusterCapacity capacity_;
@@ -64,6 +74,7 @@ class FakeBackend final : public ClusterBackend {
   std::vector<std::string> started_;
   std::vector<std::string> killed_;
   std::map<std::string, std::optional<ExitInfo>> running_;
+  std::map<std::string, AttemptNote> notes_;
   bool alive_after_restart_ = false;
 };
 

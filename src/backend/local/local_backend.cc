@@ -68,6 +68,8 @@ Result<AttemptHandle> LocalBackend::StartAttempt(const AttemptLaunch& launch) {
   auto env = CurrentEnvironment();
   env["SHOAL_JOB_ID"] = launch.job_id;
   env["SHOAL_ATTEMPT"] = std::to_string(launch.attempt);
+  // Unique to this server's home: the sweep must not reach job-1 of another server (or of a Slurm cluster).
+  env["SHOAL_ATTEMPT_DIR"] = launch.attempt_dir;
   int log = OpenLog(launch.attempt_dir + "/am.log");
   auto pid = processes_.Spawn({.argv = {executable_, "am", "--server", launch.server_url, "--job", launch.job_id,
                                         "--attempt", std::to_string(launch.attempt), "--dir", launch.attempt_dir,
@@ -117,7 +119,8 @@ void LocalBackend::KillAttempt(const AttemptLaunch& launch, const AttemptHandle&
 }
 
 void LocalBackend::CleanUpAttempt(const AttemptLaunch& launch) {
-  KillProcessesWithEnvironment({"SHOAL_JOB_ID=" + launch.job_id, "SHOAL_ATTEMPT=" + std::to_string(launch.attempt)});
+  KillProcessesWithEnvironment({"SHOAL_JOB_ID=" + launch.job_id, "SHOAL_ATTEMPT=" + std::to_string(launch.attempt),
+                                "SHOAL_ATTEMPT_DIR=" + launch.attempt_dir});
 }
 
 bool LocalBackend::AttemptAlive(const AttemptHandle& handle) const {

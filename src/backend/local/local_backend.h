@@ -7,7 +7,8 @@
 //    SHOAL_ATTEMPT in its environment; every process of the attempt inherits them.
 //  - KillAttempt sends the AM SIGTERM (it stops its containers and reports), waits up to
 //    the grace period, then kills the AM's group and sweeps /proc for any process still
-//    carrying the attempt's variables, so nothing of the attempt survives.
+//    carrying the attempt's variables (SHOAL_ATTEMPT_DIR among them, so another server's
+//    job of the same id is never touched), so nothing of the attempt survives.
 //  - An AM left by an earlier server process is watched through its pid.
 // Thread-safety: StartAttempt, PollAttempt and KillAttempt may be called from different
 // threads; the set of children is guarded by a mutex.

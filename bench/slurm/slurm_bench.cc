@@ -1,0 +1,145 @@
+// bench/slurm: on a Slurm cluster, the time from submit until all 4 tasks of a job are
+// running, for a Shoal job (`shoal server --cluster slurm`) against `sbatch` of a plain
+// batch script asking for the same 4 tasks and starting them with srun, in one run.
+//
+//   scripts/slurm-up.sh
+//   build/bench/slurm/bench_slurm [--shoal build/shoal] [--host 10.253.0.1] [--repeats 5]
+//
+// Shoal: a private server on --host (an address the nodes reach) submits a job of 4
+// tasks (1 CPU, 256M each) running /bin/true through the REST API; "running" is the last
+// task's program start as its container reported it. Plain: `sbatch --wait` of a script
+// with the same resources whose `srun --ntasks=4` writes each task's start time. Both
+// count from just before the submit call. Reported are medians and the ratio.
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/files.h"
+#include "common/http_client.h"
+#include "common/process.h"
+
+namespace shoal {
+namespace {
+
+constexpr int kTasks = 4;
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+// Submit -> the last task's start, for a job of the Shoal server.
+Result<double> ShoalMillis(const HttpJsonClient& server) {
+  Json spec{{"name", "bench-slurm"},
+            {"roles", {{"worker", {{"instances", kTasks}, {"cpus", 1}, {"memory", "256M"}, {"command", "/bin/true"}}}}}};
+  int64_t submit_wall = SystemClock::Instance().WallMillis();
+  ASSIGN_OR_RETURN(Json reply, server.Post("/api/v1/jobs", Json{{"spec", spec}, {"user", "bench"}}));
+  std::string id = reply["id"];
+  int64_t version = 0;
+  while (true) {
+    ASSIGN_OR_RETURN(Json job, server.Get("/api/v1/jobs/" + id + "?wait_version=" + std::to_string(version) + "&wait_ms=5000"));
+    version = job["version"];
+    std::string state = job["state"];
+    if (state == "SUCCEEDED") {
+      int64_t last_start = 0;
+      for (const Json& task : job["attempts"].back()["tasks"]) last_start = std::max(last_start, task["started_ms"].get<int64_t>());
+      return static_cast<double>(last_start - submit_wall);
+    }
+    if (state == "FAILED" || state == "KILLED") return Internal("job " + id + " ended " + state + ": " + job.value("message", ""));
+  }
+}
+
+// Submit -> the last task's start, for the plain batch script.
+Result<double> PlainMillis(const std::string& dir, int run) {
+  std::string out = dir + "/plain-" + std::to_string(run);
+  RETURN_IF_ERROR(MakeDirectories(out));
+  std::string script = "#!/bin/sh\n#SBATCH --job-name=bench-plain --output=/dev/null --no-requeue\n#SBATCH --ntasks=" +
+                       std::to_string(kTasks) + " --cpus-per-task=1 --mem-per-cpu=256M\n" +
+                       "srun --ntasks=" + std::to_string(kTasks) + " sh -c 'date +%s%3N > " + out +
+                       "/start-$SLURM_PROCID'\n";
+  RETURN_IF_ERROR(WriteFileAtomic(out + "/plain.sh", script));
+  int64_t submit_wall = SystemClock::Instance().WallMillis();
+  auto pid = RealProcessLauncher::Instance().Spawn(
+      {.argv = {"sbatch", "--wait", "--quiet", out + "/plain.sh"}, .env = CurrentEnvironment()});
+  if (!pid.ok()) return pid.status();
+  if (!RealProcessLauncher::Instance().Wait(*pid).success()) return Internal("sbatch --wait of the plain script failed");
+  int64_t last_start = 0;
+  for (int t = 0; t < kTasks; ++t) {
+    ASSIGN_OR_RETURN(std::string text, ReadFile(out + "/start-" + std::to_string(t)));
+    last_start = std::max<int64_t>(last_start, std::atoll(text.c_str()));
+  }
+  return static_cast<double>(last_start - submit_wall);
+}
+
+int Main(int argc, char** argv) {
+  std::string shoal = "build/shoal";
+  std::string host = "10.253.0.1";
+  int repeats = 5;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    std::string flag = argv[i];
+    if (flag == "--shoal") shoal = argv[i + 1];
+    else if (flag == "--host") host = argv[i + 1];
+    else if (flag == "--repeats") repeats = std::max(1, std::atoi(argv[i + 1]));
+  }
+  char home_template[] = "/tmp/shoal-bench-slurm-XXXXXX";
+  std::string home = mkdtemp(home_template);
+  auto env = CurrentEnvironment();
+  env["SHOAL_HOME"] = home;
+  auto server_pid = RealProcessLauncher::Instance().Spawn(
+      {.argv = {AbsolutePath(shoal), "server", "--home", home, "--port", "0", "--cluster", "slurm", "--host", host},
+       .env = env, .new_session = true});
+  if (!server_pid.ok()) {
+    std::fprintf(stderr, "bench_slurm: %s\n", server_pid.status().message().c_str());
+    return 1;
+  }
+  std::string url;
+  for (int i = 0; i < 200 && url.empty(); ++i) {
+    auto info = ReadFile(home + "/server.json");
+    if (info.ok()) url = Json::parse(*info)["url"];
+    else std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  int code = 0;
+  if (url.empty()) {
+    std::fprintf(stderr, "bench_slurm: the server did not start (is Slurm up? scripts/slurm-up.sh)\n");
+    code = 1;
+  }
+  HttpJsonClient server(url, 30'000);
+  auto token = ReadFile(home + "/token");
+  if (token.ok()) server.set_bearer_token(token->substr(0, token->find_last_not_of(" \n") + 1));
+  std::vector<double> shoal_ms, plain_ms;
+  for (int r = 0; r < repeats && code == 0; ++r) {
+    auto plain = PlainMillis(home, r);
+    auto ours = plain.ok() ? ShoalMillis(server) : Result<double>(plain.status());
+    if (!ours.ok()) {
+      std::fprintf(stderr, "bench_slurm: %s\n", ours.status().message().c_str());
+      code = 1;
+      break;
+    }
+    plain_ms.push_back(*plain);
+    shoal_ms.push_back(*ours);
+  }
+  if (code == 0) {
+    std::printf("Submit -> all %d tasks running on Slurm, median of %d runs\n\n", kTasks, repeats);
+    std::printf("%16s %16s %10s\n", "shoal ms", "plain sbatch ms", "ratio");
+    double base = std::max(Median(plain_ms), 0.001);
+    std::printf("%16.0f %16.0f %9.2fx\n", Median(shoal_ms), base, Median(shoal_ms) / base);
+  }
+  RealProcessLauncher::Instance().Signal(*server_pid, SIGTERM);
+  RealProcessLauncher::Instance().Wait(*server_pid);
+  std::string cleanup = code == 0 ? "rm -rf " + home : "true";
+  if (code != 0) std::fprintf(stderr, "bench_slurm: state and logs kept in %s\n", home.c_str());
+  if (std::system(cleanup.c_str()) != 0) std::fprintf(stderr, "bench_slurm: could not remove %s\n", home.c_str());
+  return code;
+}
+
+}  // namespace
+}  // namespace shoal
+
+int main(int argc, char** argv) { return shoal::Main(argc, argv); }

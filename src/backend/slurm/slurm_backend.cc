@@ -1,0 +1,238 @@
+#include "backend/slurm/slurm_backend.h"
+
+#include <algorithm>
+#include <chrono>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "backend/slurm/slurm_job.h"
+#include "common/files.h"
+#include "common/log.h"
+
+namespace shoal {
+namespace {
+
+std::string Join(const std::vector<std::string>& words, const char* separator) {
+  std::string joined;
+  for (const std::string& w : words) joined += (joined.empty() ? "" : separator) + w;
+  return joined;
+}
+
+std::string AttemptKey(const AttemptLaunch& launch) { return launch.job_id + "/" + std::to_string(launch.attempt); }
+
+void SleepMillis(int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }
+
+}  // namespace
+
+SlurmBackend::SlurmBackend(SlurmCommands& commands, std::string shoal_executable, SlurmOptions options,
+                           const Clock& clock)
+    : commands_(commands), executable_(std::move(shoal_executable)), options_(std::move(options)), clock_(clock) {}
+
+Status SlurmBackend::Connect() {
+  std::vector<std::string> argv{"sinfo", "--json"};
+  if (!options_.partition.empty()) argv.push_back("--partition=" + options_.partition);
+  ASSIGN_OR_RETURN(CommandOutput out, commands_.Run(argv));
+  if (!out.ok()) return Unavailable("cannot reach Slurm: sinfo said: " + out.Said());
+  ASSIGN_OR_RETURN(std::vector<SlurmNode> nodes, ParseSinfoJson(out.out));
+  if (!options_.partition.empty()) {
+    // sinfo --json lists every node whatever the filter; keep the partition's own.
+    ASSIGN_OR_RETURN(CommandOutput names, commands_.Run({"sinfo", "-h", "-N", "-o", "%N", "--partition=" + options_.partition}));
+    std::set<std::string> in_partition;
+    std::stringstream lines(names.out);
+    for (std::string name; lines >> name;) in_partition.insert(name);
+    std::erase_if(nodes, [&](const SlurmNode& n) { return !in_partition.count(n.name); });
+  }
+  capacity_ = CapacityOf(nodes);
+  usable_nodes_ = UsableNodeCount(nodes);
+  if (capacity_.total.cpus <= 0) {
+    return Unavailable("Slurm has no usable node" +
+                       (options_.partition.empty() ? std::string() : " in partition '" + options_.partition + "'") +
+                       "; `sinfo -N` shows their states");
+  }
+  return Status::Ok();
+}
+
+Status SlurmBackend::Accepts(const JobSpec& spec) const {
+  if (spec.framework == "mpi") {
+    return InvalidArgument("framework: mpi jobs do not run on the Slurm backend yet; fix: use framework: generic with "
+                           "Slurm's own `srun --mpi=pmix` in the command, or the local cluster (docs/slurm.md)");
+  }
+  int roles = static_cast<int>(spec.roles.size());
+  if (roles > usable_nodes_) {
+    return InvalidArgument("roles: the job has " + std::to_string(roles) + " roles but the Slurm cluster has " +
+                           std::to_string(usable_nodes_) + " usable node(s): each role is a component of a "
+                           "heterogeneous Slurm job, and Slurm gives each component nodes of its own; "
+                           "fix: merge roles, or run on a cluster with more nodes");
+  }
+  return Status::Ok();
+}
+
+Result<AttemptHandle> SlurmBackend::StartAttempt(const AttemptLaunch& launch) {
+  RETURN_IF_ERROR(Accepts(launch.spec));
+  RETURN_IF_ERROR(MakeDirectories(launch.attempt_dir));
+  BatchJob job;
+  job.name = "shoal-" + launch.job_id + "-" + std::to_string(launch.attempt);
+  job.attempt_dir = launch.attempt_dir;
+  job.roles = launch.spec.roles;
+  job.am_argv = {executable_, "am", "--server", launch.server_url, "--job", launch.job_id,
+                 "--attempt", std::to_string(launch.attempt), "--dir", launch.attempt_dir, "--backend", "slurm"};
+  job.env = {{"SHOAL_JOB_ID", launch.job_id}, {"SHOAL_ATTEMPT", std::to_string(launch.attempt)}};
+  if (!options_.partition.empty()) job.extra_options.push_back("--partition=" + options_.partition);
+  job.extra_options.insert(job.extra_options.end(), options_.sbatch_options.begin(), options_.sbatch_options.end());
+  std::string script_path = launch.attempt_dir + "/batch.sh";
+  RETURN_IF_ERROR(WriteFileAtomic(script_path, BatchScript(job)));
+  ASSIGN_OR_RETURN(CommandOutput out, commands_.Run({"sbatch", "--parsable", script_path}));
+  if (!out.ok()) return InvalidArgument("Slurm refused the attempt: sbatch said: " + out.Said() + "; the script is " + script_path);
+  ASSIGN_OR_RETURN(std::string id, ParseSbatchJobId(out.out));
+  LogInfo(launch.job_id + " attempt " + std::to_string(launch.attempt) + " is Slurm job " + id);
+  std::lock_guard lock(mutex_);
+  watched_[id] = Watched{};
+  attempts_[AttemptKey(launch)] = id;
+  return AttemptHandle{id};
+}
+
+std::map<std::string, SlurmJobState> SlurmBackend::Query(const std::vector<std::string>& ids) const {
+  std::map<std::string, SlurmJobState> found;
+  if (ids.empty()) return found;
+  auto squeue = commands_.Run({"squeue", "--json"});
+  if (!squeue.ok() || !squeue->ok()) {
+    LogError("squeue failed: " + (squeue.ok() ? squeue->Said() : squeue.status().message()));
+    return found;  // Slurm's controller is away: nothing is known, nothing has ended
+  }
+  auto listed = ParseSqueueJson(squeue->out);
+  if (!listed.ok()) {
+    LogError(listed.status().message());
+    return found;
+  }
+  std::vector<std::string> missing;
+  for (const std::string& id : ids) {
+    if (auto it = listed->find(id); it != listed->end()) {
+      found[id] = it->second;
+    } else {
+      missing.push_back(id);
+    }
+  }
+  for (const std::string& id : missing) {
+    // Gone from squeue (older than MinJobAge): scontrol may still know it, sacct does if
+    // the cluster keeps accounting.
+    auto shown = commands_.Run({"scontrol", "show", "job", id});
+    if (shown.ok() && shown->ok()) {
+      auto parsed = ParseScontrolJobs(shown->out);
+      if (parsed.ok() && parsed->count(id)) {
+        found[id] = parsed->at(id);
+        continue;
+      }
+    }
+    auto sacct = commands_.Run({"sacct", "--json", "--jobs=" + id});
+    if (sacct.ok() && sacct->ok()) {
+      auto parsed = ParseSacctJson(sacct->out);
+      if (parsed.ok() && parsed->count(id)) {
+        found[id] = parsed->at(id);
+        continue;
+      }
+    }
+    found[id] = SlurmJobState{.state = "GONE", .reason = "Slurm no longer knows the job"};
+  }
+  return found;
+}
+
+std::vector<std::string> SlurmBackend::DownNodes(const std::string& nodes) const {
+  std::vector<std::string> down;
+  if (nodes.empty()) return down;
+  auto out = commands_.Run({"sinfo", "-h", "-N", "-n", nodes, "-o", "%N %T"});
+  if (!out.ok() || !out->ok()) return down;
+  std::stringstream lines(out->out);
+  std::string name, state;
+  while (lines >> name >> state) {
+    bool bad = state.find("down") != std::string::npos || state.find("fail") != std::string::npos ||
+               state.find("drain") != std::string::npos || state.ends_with("*");
+    if (bad && std::find(down.begin(), down.end(), name) == down.end()) down.push_back(name);
+  }
+  return down;
+}
+
+void SlurmBackend::Refresh(bool force) {
+  int64_t now = clock_.NowMillis();
+  std::vector<std::string> ids;
+  for (const auto& [id, w] : watched_) {
+    bool final = w.state && IsFinalSlurmState(w.state->state);
+    if (!final && (force || w.polled_ms < 0 || now - w.polled_ms >= options_.poll_interval_ms)) ids.push_back(id);
+  }
+  if (ids.empty()) return;
+  for (auto& [id, state] : Query(ids)) {
+    Watched& w = watched_[id];
+    w.state = state;
+    if (IsFinalSlurmState(state.state) && w.ended_note.empty()) {
+      w.ended_note = IsClusterFailure(state.state) ? DescribeClusterEnd(state, DownNodes(state.nodes))
+                     : state.state == "GONE"        ? "Slurm no longer knows job " + id
+                                                    : "";
+      if (!w.ended_note.empty()) LogInfo("Slurm job " + id + ": " + w.ended_note);
+    }
+  }
+  for (const std::string& id : ids) watched_[id].polled_ms = now;
+}
+
+std::optional<ExitInfo> SlurmBackend::PollAttempt(const AttemptHandle& handle) {
+  std::lock_guard lock(mutex_);
+  watched_.try_emplace(handle.backend_id);  // an attempt of an earlier server process
+  Refresh(false);
+  const Watched& w = watched_[handle.backend_id];
+  if (!w.state || !IsFinalSlurmState(w.state->state)) return std::nullopt;
+  if (w.state->state == "GONE") return ExitInfo{255, 0};
+  return ExitInfo{w.state->exit_code, w.state->signal};
+}
+
+AttemptNote SlurmBackend::Note(const AttemptHandle& handle) {
+  std::lock_guard lock(mutex_);
+  auto it = watched_.find(handle.backend_id);
+  if (it == watched_.end() || !it->second.state) return {};
+  const SlurmJobState& state = *it->second.state;
+  if (IsFinalSlurmState(state.state)) {
+    return {it->second.ended_note, IsClusterFailure(state.state) || state.state == "GONE"};
+  }
+  return {DescribeWaiting(state), false};
+}
+
+bool SlurmBackend::AttemptAlive(const AttemptHandle& handle) const {
+  auto states = Query({handle.backend_id});
+  auto it = states.find(handle.backend_id);
+  // Unknown (the controller is away) counts as alive: the job is not lost for that.
+  return it == states.end() || !IsFinalSlurmState(it->second.state);
+}
+
+void SlurmBackend::KillAttempt(const AttemptLaunch& launch, const AttemptHandle& handle) {
+  const std::string& id = handle.backend_id;
+  auto ended = [&] {
+    auto states = Query({id});
+    return states.count(id) && IsFinalSlurmState(states[id].state);
+  };
+  // The AM first, if it runs: it stops its tasks within the grace period and reports KILLED.
+  auto states = Query({id});
+  if (!states.count(id) || states[id].state != "PENDING") {
+    (void)commands_.Run({"scancel", "--batch", "--signal=TERM", id});
+    int64_t deadline = clock_.NowMillis() + options_.kill_grace_ms;
+    while (!ended() && clock_.NowMillis() < deadline) SleepMillis(200);
+  }
+  // Then the whole job, and every step that is left.
+  (void)commands_.Run({"scancel", id});
+  int64_t deadline = clock_.NowMillis() + 30'000;
+  while (!ended() && clock_.NowMillis() < deadline) SleepMillis(200);
+  std::lock_guard lock(mutex_);
+  Refresh(true);
+}
+
+void SlurmBackend::CleanUpAttempt(const AttemptLaunch& launch) {
+  std::string id;
+  {
+    std::lock_guard lock(mutex_);
+    auto it = attempts_.find(AttemptKey(launch));
+    if (it == attempts_.end()) return;
+    id = it->second;
+    auto w = watched_.find(id);
+    if (w != watched_.end() && w->second.state && IsFinalSlurmState(w->second.state->state)) return;
+  }
+  (void)commands_.Run({"scancel", id});
+}
+
+}  // namespace shoal

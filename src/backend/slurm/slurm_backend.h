@@ -1,0 +1,81 @@
+// SlurmBackend: job attempts run as Slurm batch jobs (docs/slurm.md). Each attempt is one
+// batch job (heterogeneous, one component per role) whose script runs the application
+// master; the AM starts the tasks as steps (SlurmContainerLauncher).
+//
+// Contract:
+//  - Every Slurm call goes through SlurmCommands.
+//  - Capacity is that of the usable nodes (sinfo), read by Connect() and kept.
+//  - StartAttempt writes <attempt_dir>/batch.sh and submits it with sbatch; Slurm's
+//    refusal (a job that can never run, a bad partition) is the attempt's error. Slurm
+//    gives each component of a heterogeneous job nodes of its own, so a job with more
+//    roles than the cluster has usable nodes is refused before sbatch.
+//  - PollAttempt never blocks for long: it asks squeue (JSON) at most once per
+//    poll interval for every attempt it watches, falling back to `scontrol show job` and
+//    sacct for a job squeue no longer lists; the attempt has ended once Slurm's job is final.
+//  - Note says why a job waits (PENDING, Resources ...) and, for an attempt the cluster
+//    ended (NODE_FAIL names the nodes that went down, PREEMPTED, TIMEOUT ...), why.
+//  - KillAttempt sends the AM SIGTERM (scancel --batch), lets it stop its tasks for the
+//    grace period, then scancels the whole job and waits until no step is left.
+// Thread-safety: all methods may be called from any thread; the cache takes a mutex.
+#pragma once
+
+#include <map>
+#include <mutex>
+
+#include "backend/cluster_backend.h"
+#include "backend/slurm/slurm_commands.h"
+#include "backend/slurm/slurm_state.h"
+#include "common/clock.h"
+
+namespace shoal {
+
+struct SlurmOptions {
+  std::string partition;                    // empty: the cluster's default partition
+  std::vector<std::string> sbatch_options;  // more #SBATCH options from the administrator
+  int kill_grace_ms = 5000;
+  int poll_interval_ms = 1000;
+};
+
+class SlurmBackend final : public ClusterBackend {
+ public:
+  SlurmBackend(SlurmCommands& commands, std::string shoal_executable, SlurmOptions options, const Clock& clock);
+
+  // Reads the cluster's capacity; an error says why Slurm cannot be used.
+  Status Connect();
+
+  std::string name() const override { return "slurm"; }
+  ClusterCapacity Capacity() const override { return capacity_; }
+  Result<AttemptHandle> StartAttempt(const AttemptLaunch& launch) override;
+  std::optional<ExitInfo> PollAttempt(const AttemptHandle& handle) override;
+  void KillAttempt(const AttemptLaunch& launch, const AttemptHandle& handle) override;
+  void CleanUpAttempt(const AttemptLaunch& launch) override;
+  bool AttemptAlive(const AttemptHandle& handle) const override;
+  AttemptNote Note(const AttemptHandle& handle) override;
+  // Refuses MPI jobs (not supported on Slurm yet) and jobs with more roles than usable nodes.
+  Status Accepts(const JobSpec& spec) const override;
+
+ private:
+  struct Watched {
+    std::optional<SlurmJobState> state;
+    int64_t polled_ms = -1;
+    std::string ended_note;  // filled once, when the job is final
+  };
+  // Asks Slurm about every watched job, at most once per poll interval. REQUIRES mutex_
+  void Refresh(bool force);
+  // squeue, then scontrol, then sacct: the states of these jobs Slurm still knows.
+  std::map<std::string, SlurmJobState> Query(const std::vector<std::string>& ids) const;
+  std::vector<std::string> DownNodes(const std::string& nodes) const;
+  std::string SlurmIdOf(const AttemptLaunch& launch);
+
+  SlurmCommands& commands_;
+  std::string executable_;
+  SlurmOptions options_;
+  const Clock& clock_;
+  ClusterCapacity capacity_;
+  int usable_nodes_ = 0;
+  std::mutex mutex_;
+  std::map<std::string, Watched> watched_;          // Slurm job id -> what is known; GUARDED_BY(mutex_)
+  std::map<std::string, std::string> attempts_;     // "job-1/2" -> Slurm job id; GUARDED_BY(mutex_)
+};
+
+}  // namespace shoal

@@ -1,0 +1,121 @@
+#include "backend/slurm/slurm_job.h"
+
+#include <cmath>
+#include <sstream>
+
+namespace shoal {
+namespace {
+
+// Single-quotes a word for /bin/sh.
+std::string ShellQuote(const std::string& word) {
+  std::string quoted = "'";
+  for (char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
+bool IsDigits(const std::string& s) { return !s.empty() && s.find_first_not_of("0123456789") == std::string::npos; }
+
+}  // namespace
+
+int SlurmCpus(const Resources& r) { return std::max(1, static_cast<int>(std::ceil(r.cpus - 1e-9))); }
+
+int64_t SlurmMemoryMb(const Resources& r) {
+  constexpr int64_t kMiB = 1 << 20;
+  return std::max<int64_t>(1, (r.memory_bytes + kMiB - 1) / kMiB);
+}
+
+std::vector<std::string> ComponentOptions(const RoleSpec& role) {
+  int cpus = SlurmCpus(role.resources);
+  int64_t per_cpu = (SlurmMemoryMb(role.resources) + cpus - 1) / cpus;
+  std::vector<std::string> options{"--ntasks=" + std::to_string(role.instances),
+                                   "--cpus-per-task=" + std::to_string(cpus),
+                                   "--mem-per-cpu=" + std::to_string(per_cpu) + "M"};
+  if (role.resources.gpus > 0) options.push_back("--gpus-per-task=" + std::to_string(role.resources.gpus));
+  return options;
+}
+
+std::string BatchScript(const BatchJob& job) {
+  std::ostringstream s;
+  s << "#!/bin/sh\n"
+    << "#SBATCH --job-name=" << job.name << "\n"
+    << "#SBATCH --chdir=" << job.attempt_dir << "\n"
+    << "#SBATCH --output=" << job.attempt_dir << "/am.log\n"
+    << "#SBATCH --no-requeue\n";
+  for (const std::string& option : job.extra_options) s << "#SBATCH " << option << "\n";
+  std::string roles;
+  for (size_t i = 0; i < job.roles.size(); ++i) {
+    if (i > 0) s << "#SBATCH hetjob\n";
+    s << "#SBATCH";
+    for (const std::string& option : ComponentOptions(job.roles[i])) s << " " << option;
+    s << "\n";
+    roles += (i ? "," : "") + job.roles[i].name;
+  }
+  s << "# Written by Shoal: the application master of this attempt runs here and starts\n"
+    << "# one step per task (docs/slurm.md).\n";
+  std::map<std::string, std::string> env = job.env;
+  env[kSlurmRolesVariable] = roles;
+  for (const auto& [name, value] : env) s << "export " << name << "=" << ShellQuote(value) << "\n";
+  s << "exec";
+  for (const std::string& word : job.am_argv) s << " " << ShellQuote(word);
+  s << "\n";
+  return s.str();
+}
+
+Result<std::string> ParseSbatchJobId(const std::string& out) {
+  std::string line = out.substr(0, out.find('\n'));
+  std::string id = line.substr(0, line.find(';'));
+  if (!IsDigits(id)) return Internal("sbatch answered '" + line + "', not a job id");
+  return id;
+}
+
+std::vector<std::string> StepArgv(const StepPlacement& where, const std::string& step_name, const Resources& task,
+                                  const std::vector<std::string>& agent_argv) {
+  std::vector<std::string> argv{"srun"};
+  if (where.het_group) argv.push_back("--het-group=" + std::to_string(*where.het_group));
+  argv.insert(argv.end(), {"--nodes=1", "--ntasks=1", "--nodelist=" + where.node, "--exact", "--quiet",
+                           "--job-name=" + step_name, "--cpus-per-task=" + std::to_string(SlurmCpus(task)),
+                           "--mem=" + std::to_string(SlurmMemoryMb(task)) + "M"});
+  argv.push_back(task.gpus > 0 ? "--gres=gpu:" + std::to_string(task.gpus) : "--gres=none");
+  argv.insert(argv.end(), agent_argv.begin(), agent_argv.end());
+  return argv;
+}
+
+Result<std::vector<int>> ParseTasksPerNode(const std::string& text) {
+  std::vector<int> counts;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    std::string count = item, repeat = "1";
+    if (size_t open = item.find("(x"); open != std::string::npos && item.back() == ')') {
+      count = item.substr(0, open);
+      repeat = item.substr(open + 2, item.size() - open - 3);
+    }
+    if (!IsDigits(count) || !IsDigits(repeat) || count.size() > 6 || repeat.size() > 6) {
+      return InvalidArgument("cannot read Slurm's tasks per node '" + text + "'");
+    }
+    for (int i = 0; i < std::stoi(repeat); ++i) counts.push_back(std::stoi(count));
+  }
+  if (counts.empty()) return InvalidArgument("Slurm's tasks per node is empty");
+  return counts;
+}
+
+Result<std::vector<std::string>> PlaceTasks(const std::vector<std::string>& nodes, const std::vector<int>& tasks_per_node,
+                                            int tasks) {
+  if (nodes.size() != tasks_per_node.size()) {
+    return InvalidArgument("Slurm gave " + std::to_string(nodes.size()) + " nodes but tasks for " +
+                           std::to_string(tasks_per_node.size()));
+  }
+  std::vector<std::string> placement;
+  for (size_t n = 0; n < nodes.size(); ++n) {
+    for (int t = 0; t < tasks_per_node[n] && static_cast<int>(placement.size()) < tasks; ++t) {
+      placement.push_back(nodes[n]);
+    }
+  }
+  if (static_cast<int>(placement.size()) < tasks) {
+    return InvalidArgument("Slurm's allocation holds " + std::to_string(placement.size()) + " tasks, not " +
+                           std::to_string(tasks));
+  }
+  return placement;
+}
+
+}  // namespace shoal

@@ -1,0 +1,84 @@
+#include "backend/slurm/slurm_launcher.h"
+
+#include <sstream>
+
+namespace shoal {
+namespace {
+
+std::string Get(const std::map<std::string, std::string>& env, const std::string& key) {
+  auto it = env.find(key);
+  return it == env.end() ? "" : it->second;
+}
+
+}  // namespace
+
+Result<std::map<std::string, std::vector<StepPlacement>>> PlanSteps(const std::map<std::string, std::string>& env,
+                                                                   const NodeListExpander& expand) {
+  std::vector<std::string> roles;
+  std::stringstream names(Get(env, kSlurmRolesVariable));
+  for (std::string role; std::getline(names, role, ',');) roles.push_back(role);
+  if (roles.empty()) {
+    return InvalidArgument(std::string(kSlurmRolesVariable) + " is not set: `shoal am --backend slurm` runs only in "
+                           "the batch script Shoal's Slurm backend writes");
+  }
+  bool het = !Get(env, "SLURM_HET_SIZE").empty();
+  if (!het && roles.size() > 1) return InvalidArgument("a job of several roles must be a heterogeneous Slurm job");
+  std::map<std::string, std::vector<StepPlacement>> plan;
+  for (size_t g = 0; g < roles.size(); ++g) {
+    std::string suffix = het ? "_HET_GROUP_" + std::to_string(g) : "";
+    std::string node_list = Get(env, "SLURM_JOB_NODELIST" + suffix);
+    std::string per_node = Get(env, "SLURM_TASKS_PER_NODE" + suffix);
+    if (node_list.empty() || per_node.empty()) {
+      return InvalidArgument("the batch job's environment lacks SLURM_JOB_NODELIST" + suffix + " or SLURM_TASKS_PER_NODE" +
+                             suffix);
+    }
+    ASSIGN_OR_RETURN(std::vector<std::string> nodes, expand(node_list));
+    ASSIGN_OR_RETURN(std::vector<int> counts, ParseTasksPerNode(per_node));
+    int tasks = 0;
+    for (int c : counts) tasks += c;
+    ASSIGN_OR_RETURN(std::vector<std::string> placed, PlaceTasks(nodes, counts, tasks));
+    for (const std::string& node : placed) {
+      plan[roles[g]].push_back(StepPlacement{het ? std::optional<int>(static_cast<int>(g)) : std::nullopt, node});
+    }
+  }
+  return plan;
+}
+
+Result<std::unique_ptr<SlurmContainerLauncher>> SlurmContainerLauncher::FromEnvironment(
+    const std::map<std::string, std::string>& env, SlurmCommands& commands, ProcessLauncher& processes) {
+  auto expand = [&commands](const std::string& list) -> Result<std::vector<std::string>> {
+    ASSIGN_OR_RETURN(CommandOutput out, commands.Run({"scontrol", "show", "hostnames", list}));
+    if (!out.ok()) return Unavailable("scontrol show hostnames " + list + ": " + out.Said());
+    std::vector<std::string> nodes;
+    std::stringstream lines(out.out);
+    for (std::string node; lines >> node;) nodes.push_back(node);
+    return nodes;
+  };
+  ASSIGN_OR_RETURN(auto plan, PlanSteps(env, expand));
+  ASSIGN_OR_RETURN(CommandOutput out, commands.Run({"sinfo", "-h", "-N", "-o", "%N %o"}));
+  if (!out.ok()) return Unavailable("sinfo cannot list the nodes' addresses: " + out.Said());
+  std::map<std::string, std::string> addresses;
+  std::stringstream lines(out.out);
+  for (std::string node, address; lines >> node >> address;) addresses[node] = address;
+  std::string self = Get(env, "SLURMD_NODENAME");
+  std::string host = addresses.count(self) ? addresses[self] : self;
+  if (host.empty()) return InvalidArgument("SLURMD_NODENAME is not set: the AM must run in a Slurm batch job");
+  return std::unique_ptr<SlurmContainerLauncher>(
+      new SlurmContainerLauncher(std::move(plan), std::move(addresses), host, processes));
+}
+
+Result<std::string> SlurmContainerLauncher::Launch(const ContainerLaunch& launch) {
+  auto it = plan_.find(launch.role);
+  if (it == plan_.end() || launch.index < 0 || launch.index >= static_cast<int>(it->second.size())) {
+    return Internal("Slurm's allocation has no place for task " + launch.role + "[" + std::to_string(launch.index) + "]");
+  }
+  const StepPlacement& where = it->second[launch.index];
+  std::vector<std::string> agent = launch.argv;
+  auto address = addresses_.find(where.node);
+  agent.insert(agent.end(), {"--host", address != addresses_.end() ? address->second : where.node, "--gpus-from-env"});
+  ContainerLaunch step = launch;
+  step.argv = StepArgv(where, "shoal-" + launch.role + "-" + std::to_string(launch.index), launch.resources, agent);
+  return steps_.Launch(step);
+}
+
+}  // namespace shoal

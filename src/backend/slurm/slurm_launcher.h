@@ -1,0 +1,56 @@
+// SlurmContainerLauncher: the AM's launcher inside a Slurm batch job. Each task's
+// container agent runs as one srun step on the node Slurm gave that task, with the
+// task's CPUs, memory and GPUs; the agent is told its node's address (--host) and
+// reports the GPUs Slurm assigned it (--gpus-from-env), so the cluster description names
+// real node addresses and the task's own CUDA_VISIBLE_DEVICES.
+//
+// Contract:
+//  - FromEnvironment reads the allocation from the batch job's variables
+//    (SLURM_JOB_NODELIST[_HET_GROUP_g], SLURM_TASKS_PER_NODE[_HET_GROUP_g], SLURMD_NODENAME,
+//    SHOAL_SLURM_ROLES) and the nodes' addresses from sinfo; an error says what is missing.
+//  - srun runs as a child of the AM; Stop sends it SIGTERM (srun passes it to the step),
+//    then SIGKILL after the grace period; Poll reports ended steps. Ending the batch job
+//    ends every step that is left.
+//  - Host() is the address of the node the AM runs on.
+// Thread-safety: as ContainerLauncher (the AM's loop).
+#pragma once
+
+#include <functional>
+#include <memory>
+
+#include "backend/local/local_backend.h"
+#include "backend/slurm/slurm_commands.h"
+#include "backend/slurm/slurm_job.h"
+
+namespace shoal {
+
+using NodeListExpander = std::function<Result<std::vector<std::string>>(const std::string& node_list)>;
+
+// Role -> where each of its tasks runs, from the batch job's environment.
+Result<std::map<std::string, std::vector<StepPlacement>>> PlanSteps(const std::map<std::string, std::string>& env,
+                                                                   const NodeListExpander& expand);
+
+class SlurmContainerLauncher final : public ContainerLauncher {
+ public:
+  static Result<std::unique_ptr<SlurmContainerLauncher>> FromEnvironment(const std::map<std::string, std::string>& env,
+                                                                         SlurmCommands& commands,
+                                                                         ProcessLauncher& processes);
+
+  Result<std::string> Launch(const ContainerLaunch& launch) override;
+  void Stop(const std::string& container_id, int grace_ms) override { steps_.Stop(container_id, grace_ms); }
+  void Kill(const std::string& container_id) override { steps_.Kill(container_id); }
+  std::vector<std::pair<std::string, ExitInfo>> Poll() override { return steps_.Poll(); }
+  std::string Host() const override { return host_; }
+
+ private:
+  SlurmContainerLauncher(std::map<std::string, std::vector<StepPlacement>> plan,
+                         std::map<std::string, std::string> addresses, std::string host, ProcessLauncher& processes)
+      : plan_(std::move(plan)), addresses_(std::move(addresses)), host_(std::move(host)), steps_(processes) {}
+
+  std::map<std::string, std::vector<StepPlacement>> plan_;
+  std::map<std::string, std::string> addresses_;  // node name -> address
+  std::string host_;
+  LocalContainerLauncher steps_;  // the srun processes, children of the AM
+};
+
+}  // namespace shoal

@@ -1,0 +1,392 @@
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <functional>
+
+#include "backend/slurm/slurm_backend.h"
+#include "backend/slurm/slurm_job.h"
+#include "backend/slurm/slurm_launcher.h"
+#include "backend/slurm/slurm_state.h"
+#include "common/files.h"
+
+namespace shoal {
+namespace {
+
+RoleSpec Role(const std::string& name, int instances, double cpus, int64_t memory_mb, int gpus) {
+  RoleSpec role;
+  role.name = name;
+  role.instances = instances;
+  role.resources = Resources{cpus, memory_mb << 20, gpus};
+  return role;
+}
+
+// Answers Slurm commands from a table keyed by the command's first word; records each call.
+class FakeSlurmCommands final : public SlurmCommands {
+ public:
+  std::map<std::string, std::function<CommandOutput(const std::vector<std::string>&)>> answers;
+  std::vector<std::vector<std::string>> calls;
+
+  Result<CommandOutput> Run(const std::vector<std::string>& argv, const std::map<std::string, std::string>&,
+                            int) override {
+    calls.push_back(argv);
+    auto it = answers.find(argv.at(0));
+    if (it == answers.end()) return CommandOutput{1, "", argv[0] + ": not faked"};
+    return it->second(argv);
+  }
+  int CountCalls(const std::string& program) const {
+    int n = 0;
+    for (const auto& c : calls) n += c.at(0) == program;
+    return n;
+  }
+};
+
+class FakeClock final : public Clock {
+ public:
+  int64_t now = 1'000;
+  int64_t NowMillis() const override { return now; }
+  int64_t WallMillis() const override { return now; }
+};
+
+std::string Squeue(const std::string& jobs) { return R"({"meta": {}, "errors": [], "jobs": [)" + jobs + "]}"; }
+
+TEST(SlurmJob, ComponentAsksForTheRolesResourcesPerTask) {
+  EXPECT_EQ(ComponentOptions(Role("worker", 2, 1.5, 2048, 1)),
+            (std::vector<std::string>{"--ntasks=2", "--cpus-per-task=2", "--mem-per-cpu=1024M", "--gpus-per-task=1"}));
+  // No GPU option without GPUs; memory is rounded up so a task never gets less than it asked.
+  EXPECT_EQ(ComponentOptions(Role("ps", 1, 3, 1000, 0)),
+            (std::vector<std::string>{"--ntasks=1", "--cpus-per-task=3", "--mem-per-cpu=334M"}));
+  RoleSpec tiny = Role("w", 1, 0.25, 0, 0);
+  tiny.resources.memory_bytes = 1;
+  EXPECT_EQ(SlurmCpus(tiny.resources), 1);
+  EXPECT_EQ(SlurmMemoryMb(tiny.resources), 1);
+}
+
+TEST(SlurmJob, BatchScriptIsAHeterogeneousJobRunningTheAm) {
+  BatchJob job;
+  job.name = "shoal-job-7-2";
+  job.attempt_dir = "/home/u/.shoal/jobs/job-7/attempt-2";
+  job.roles = {Role("worker", 2, 1, 512, 1), Role("ps", 1, 1, 256, 0)};
+  job.am_argv = {"/opt/shoal", "am", "--server", "http://10.0.0.1:7480", "--job", "job-7"};
+  job.env = {{"SHOAL_JOB_ID", "job-7"}};
+  job.extra_options = {"--partition=gpu"};
+  std::string script = BatchScript(job);
+  EXPECT_TRUE(script.starts_with("#!/bin/sh\n#SBATCH --job-name=shoal-job-7-2\n")) << script;
+  EXPECT_NE(script.find("#SBATCH --output=/home/u/.shoal/jobs/job-7/attempt-2/am.log\n"), std::string::npos);
+  EXPECT_NE(script.find("#SBATCH --no-requeue\n#SBATCH --partition=gpu\n"), std::string::npos);
+  EXPECT_NE(script.find("#SBATCH --ntasks=2 --cpus-per-task=1 --mem-per-cpu=512M --gpus-per-task=1\n"
+                        "#SBATCH hetjob\n"
+                        "#SBATCH --ntasks=1 --cpus-per-task=1 --mem-per-cpu=256M\n"),
+            std::string::npos)
+      << script;
+  EXPECT_NE(script.find("export SHOAL_JOB_ID='job-7'\nexport SHOAL_SLURM_ROLES='worker,ps'\n"), std::string::npos);
+  EXPECT_TRUE(script.ends_with("exec '/opt/shoal' 'am' '--server' 'http://10.0.0.1:7480' '--job' 'job-7'\n")) << script;
+  // All #SBATCH lines come before the first command, or sbatch ignores them.
+  EXPECT_LT(script.rfind("#SBATCH"), script.find("export"));
+}
+
+TEST(SlurmJob, ScriptQuotesWhatTheShellWouldExpand) {
+  BatchJob job;
+  job.roles = {Role("w", 1, 1, 1, 0)};
+  job.am_argv = {"/it's/shoal"};
+  job.env = {{"X", "$(rm -rf /)"}};
+  std::string script = BatchScript(job);
+  EXPECT_NE(script.find("export X='$(rm -rf /)'"), std::string::npos);
+  EXPECT_NE(script.find("exec '/it'\\''s/shoal'"), std::string::npos);
+  EXPECT_EQ(script.find("hetjob"), std::string::npos);  // one role: a plain job
+}
+
+TEST(SlurmJob, SbatchAnswer) {
+  EXPECT_EQ(ParseSbatchJobId("4242\n").value(), "4242");
+  EXPECT_EQ(ParseSbatchJobId("4242;cluster\n").value(), "4242");
+  EXPECT_FALSE(ParseSbatchJobId("sbatch: error: nope").ok());
+  EXPECT_FALSE(ParseSbatchJobId("").ok());
+}
+
+TEST(SlurmJob, StepRunsOneTaskOnItsNodeWithItsOwnResources) {
+  std::vector<std::string> agent{"/opt/shoal", "container", "--role", "worker"};
+  auto argv = StepArgv({1, "node2"}, "shoal-worker-0", Resources{2, 1536LL << 20, 1}, agent);
+  EXPECT_EQ(argv, (std::vector<std::string>{"srun", "--het-group=1", "--nodes=1", "--ntasks=1", "--nodelist=node2",
+                                            "--exact", "--quiet", "--job-name=shoal-worker-0", "--cpus-per-task=2",
+                                            "--mem=1536M", "--gres=gpu:1", "/opt/shoal", "container", "--role",
+                                            "worker"}));
+  auto plain = StepArgv({std::nullopt, "node1"}, "s", Resources{1, 1 << 20, 0}, agent);
+  EXPECT_EQ(plain[1], "--nodes=1");
+  EXPECT_NE(std::find(plain.begin(), plain.end(), "--gres=none"), plain.end());  // no GPU: none visible
+}
+
+TEST(SlurmJob, TasksPerNode) {
+  EXPECT_EQ(ParseTasksPerNode("2(x3),1").value(), (std::vector<int>{2, 2, 2, 1}));
+  EXPECT_EQ(ParseTasksPerNode("1").value(), (std::vector<int>{1}));
+  EXPECT_FALSE(ParseTasksPerNode("").ok());
+  EXPECT_FALSE(ParseTasksPerNode("2(x").ok());
+  EXPECT_FALSE(ParseTasksPerNode("a,b").ok());
+  EXPECT_FALSE(ParseTasksPerNode("1(x99999999)").ok());
+  EXPECT_EQ(PlaceTasks({"a", "b"}, {2, 1}, 3).value(), (std::vector<std::string>{"a", "a", "b"}));
+  EXPECT_FALSE(PlaceTasks({"a"}, {1, 1}, 2).ok());
+  EXPECT_FALSE(PlaceTasks({"a"}, {1}, 2).ok());
+}
+
+TEST(SlurmLauncher, PlansEachRolesTasksOnItsComponentsNodes) {
+  std::map<std::string, std::string> env{{"SHOAL_SLURM_ROLES", "worker,ps"},
+                                         {"SLURM_HET_SIZE", "2"},
+                                         {"SLURM_JOB_NODELIST_HET_GROUP_0", "node[1-2]"},
+                                         {"SLURM_TASKS_PER_NODE_HET_GROUP_0", "1(x2)"},
+                                         {"SLURM_JOB_NODELIST_HET_GROUP_1", "node1"},
+                                         {"SLURM_TASKS_PER_NODE_HET_GROUP_1", "1"}};
+  auto expand = [](const std::string& list) -> Result<std::vector<std::string>> {
+    if (list == "node[1-2]") return std::vector<std::string>{"node1", "node2"};
+    return std::vector<std::string>{list};
+  };
+  auto plan = PlanSteps(env, expand);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  ASSERT_EQ(plan->at("worker").size(), 2u);
+  EXPECT_EQ(plan->at("worker")[1].node, "node2");
+  EXPECT_EQ(plan->at("worker")[1].het_group, 0);
+  EXPECT_EQ(plan->at("ps")[0].het_group, 1);
+
+  std::map<std::string, std::string> plain{{"SHOAL_SLURM_ROLES", "worker"},
+                                           {"SLURM_JOB_NODELIST", "node1"},
+                                           {"SLURM_TASKS_PER_NODE", "2"}};
+  auto single = PlanSteps(plain, expand);
+  ASSERT_TRUE(single.ok());
+  EXPECT_FALSE(single->at("worker")[0].het_group.has_value());
+  EXPECT_FALSE(PlanSteps({}, expand).ok());
+  plain.erase("SLURM_TASKS_PER_NODE");
+  EXPECT_NE(PlanSteps(plain, expand).status().message().find("SLURM_TASKS_PER_NODE"), std::string::npos);
+}
+
+TEST(SlurmState, SqueueFoldsAHeterogeneousJobUnderItsLeader) {
+  auto jobs = ParseSqueueJson(Squeue(
+      R"({"job_id": 11, "het_job_id": 11, "het_job_offset": 0, "job_state": "NODE_FAIL", "state_reason": "None",
+          "nodes": "node1", "exit_code": 15},
+         {"job_id": 12, "het_job_id": 11, "het_job_offset": 1, "job_state": "NODE_FAIL", "nodes": "node2", "exit_code": 0},
+         {"job_id": 20, "het_job_id": 0, "job_state": "FAILED", "state_reason": "NonZeroExitCode", "nodes": "node1",
+          "exit_code": 768},
+         {"job_id": 30, "het_job_id": 30, "job_state": "COMPLETED", "exit_code": 0},
+         {"job_id": 31, "het_job_id": 30, "job_state": "RUNNING", "exit_code": 0})"));
+  ASSERT_TRUE(jobs.ok()) << jobs.status().ToString();
+  ASSERT_EQ(jobs->size(), 3u);
+  EXPECT_EQ(jobs->at("11").state, "NODE_FAIL");
+  EXPECT_EQ(jobs->at("11").nodes, "node1,node2");
+  EXPECT_EQ(jobs->at("11").signal, 15);
+  EXPECT_EQ(jobs->at("20").exit_code, 3);  // a wait status
+  EXPECT_EQ(jobs->at("30").state, "RUNNING");  // not over while a component runs
+}
+
+TEST(SlurmState, ParsersSurviveHostileInput) {
+  EXPECT_FALSE(ParseSqueueJson("").ok());
+  EXPECT_FALSE(ParseSqueueJson("{").ok());
+  EXPECT_FALSE(ParseSqueueJson("[]").ok());
+  EXPECT_FALSE(ParseSqueueJson(R"({"jobs": 3})").ok());
+  auto odd = ParseSqueueJson(R"({"jobs": [1, "x", null, {"job_id": "7"}, {"job_id": 1e300},
+                                {"job_id": 8, "job_state": 5, "exit_code": "x", "het_job_id": [1]},
+                                {"job_id": 9, "job_state": ["RUNNING"]}]})");
+  ASSERT_TRUE(odd.ok());
+  EXPECT_EQ(odd->size(), 2u);
+  EXPECT_EQ(odd->at("8").state, "");
+  EXPECT_EQ(odd->at("9").state, "RUNNING");  // later releases give a list
+  EXPECT_FALSE(ParseSinfoJson("nope").ok());
+  EXPECT_FALSE(ParseSacctJson(R"({"jobs": {}})").ok());
+  EXPECT_FALSE(ParseScontrolJobs("slurm_load_jobs error: Invalid job id specified").ok());
+  EXPECT_EQ(GpusInGres("gpu:"), 0);
+  EXPECT_EQ(GpusInGres("gpu:x:99999999999"), 0);
+  EXPECT_EQ(GpusInGres("(null)"), 0);
+}
+
+TEST(SlurmState, SacctAndScontrolAnswerForJobsSqueueForgot) {
+  auto sacct = ParseSacctJson(R"({"jobs": [
+      {"job_id": 40, "het": {"job_id": 40, "job_offset": 0}, "state": {"current": "TIMEOUT", "reason": "None"},
+       "nodes": "node1", "exit_code": {"status": "SIGNALED", "return_code": 0, "signal": {"signal_id": 15}}},
+      {"job_id": 41, "het": {"job_id": 40, "job_offset": 1}, "state": {"current": "CANCELLED"}, "nodes": "node2"}]})");
+  ASSERT_TRUE(sacct.ok()) << sacct.status().ToString();
+  EXPECT_EQ(sacct->at("40").state, "TIMEOUT");
+  EXPECT_EQ(sacct->at("40").signal, 15);
+  auto shown = ParseScontrolJobs(
+      "JobId=50 HetJobId=50 HetJobOffset=0 JobName=shoal-job-1-1\n   JobState=PREEMPTED Reason=None Dependency=(null)\n"
+      "   Requeue=0 ExitCode=0:9\n   NodeList=node1\n\n"
+      "JobId=51 HetJobId=50 HetJobOffset=1 JobName=shoal-job-1-1\n   JobState=COMPLETED Reason=None\n   NodeList=node2\n");
+  ASSERT_TRUE(shown.ok()) << shown.status().ToString();
+  EXPECT_EQ(shown->size(), 1u);
+  EXPECT_EQ(shown->at("50").state, "PREEMPTED");
+  EXPECT_EQ(shown->at("50").signal, 9);
+}
+
+TEST(SlurmState, ReasonsInWords) {
+  EXPECT_EQ(DescribeWaiting({.state = "PENDING", .reason = "Resources"}),
+            "waiting for Slurm: the nodes it needs are busy (PENDING, Resources)");
+  EXPECT_EQ(DescribeWaiting({.state = "PENDING", .reason = "SomethingNew"}), "waiting for Slurm (PENDING, SomethingNew)");
+  EXPECT_EQ(DescribeWaiting({.state = "RUNNING"}), "");
+  EXPECT_EQ(DescribeClusterEnd({.state = "NODE_FAIL", .nodes = "node[1-2]"}, {"node2"}),
+            "node node2 failed; Slurm ended the attempt (NODE_FAIL)");
+  EXPECT_NE(DescribeClusterEnd({.state = "NODE_FAIL", .nodes = "node[1-2]"}, {}).find("node[1-2]"), std::string::npos);
+  EXPECT_NE(DescribeClusterEnd({.state = "PREEMPTED"}, {}).find("preempted"), std::string::npos);
+  EXPECT_NE(DescribeClusterEnd({.state = "TIMEOUT"}, {}).find("time limit"), std::string::npos);
+  EXPECT_TRUE(IsClusterFailure("NODE_FAIL"));
+  EXPECT_FALSE(IsClusterFailure("COMPLETED"));
+  EXPECT_FALSE(IsFinalSlurmState("PENDING"));
+  EXPECT_TRUE(IsFinalSlurmState("CANCELLED"));
+}
+
+TEST(SlurmState, CapacityCountsUsableNodes) {
+  auto nodes = ParseSinfoJson(R"({"nodes": [
+      {"name": "node1", "address": "10.0.0.11", "state": "idle", "cpus": 4, "real_memory": 4000, "gres": "gpu:2"},
+      {"name": "node2", "address": "10.0.0.12", "state": "mixed", "cpus": 8, "real_memory": 2000,
+       "gres": "gpu:a100:4(S:0-1),shard:8"},
+      {"name": "node3", "state": "down", "state_flags": ["NOT_RESPONDING"], "cpus": 64, "real_memory": 1, "gres": ""}]})");
+  ASSERT_TRUE(nodes.ok()) << nodes.status().ToString();
+  ASSERT_EQ(nodes->size(), 3u);
+  EXPECT_EQ((*nodes)[2].address, "node3");
+  ClusterCapacity capacity = CapacityOf(*nodes);
+  EXPECT_EQ(capacity.total.cpus, 12);
+  EXPECT_EQ(capacity.total.gpus, 6);
+  EXPECT_EQ(capacity.total.memory_bytes, 6000LL << 20);
+  EXPECT_EQ(capacity.largest.cpus, 8);
+  EXPECT_EQ(capacity.largest.memory_bytes, 4000LL << 20);
+  EXPECT_EQ(UsableNodeCount(*nodes), 2);
+}
+
+class SlurmBackendTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() / ("shoal-slurm-test-" + std::to_string(getpid()));
+    commands_.answers["sinfo"] = [](const std::vector<std::string>& argv) {
+      if (argv.size() > 1 && argv[1] == "--json") {
+        return CommandOutput{0, R"({"nodes": [{"name": "node1", "state": "idle", "cpus": 4, "real_memory": 4000,
+                                   "gres": "gpu:2"}, {"name": "node2", "state": "idle", "cpus": 4,
+                                   "real_memory": 4000, "gres": "gpu:2"}]})", ""};
+      }
+      return CommandOutput{0, "node1 allocated\nnode2 down*\n", ""};
+    };
+    commands_.answers["sbatch"] = [](const std::vector<std::string>&) { return CommandOutput{0, "77\n", ""}; };
+    commands_.answers["squeue"] = [this](const std::vector<std::string>&) { return CommandOutput{0, Squeue(squeue_), ""}; };
+    ASSERT_TRUE(backend_.Connect().ok());
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  AttemptLaunch Launch() {
+    AttemptLaunch launch{"job-3", 1, "http://10.253.0.1:7480", dir_.string() + "/attempt-1", {}};
+    launch.spec.roles = {Role("worker", 2, 1, 1024, 1)};
+    return launch;
+  }
+
+  std::filesystem::path dir_;
+  FakeSlurmCommands commands_;
+  FakeClock clock_;
+  std::string squeue_;
+  SlurmBackend backend_{commands_, "/opt/shoal", SlurmOptions{.kill_grace_ms = 0}, clock_};
+};
+
+TEST_F(SlurmBackendTest, CapacityComesFromSinfo) {
+  ASSERT_TRUE(backend_.Connect().ok());
+  EXPECT_EQ(backend_.Capacity().total.cpus, 8);
+  EXPECT_EQ(backend_.Capacity().largest.gpus, 2);
+  commands_.answers["sinfo"] = [](const std::vector<std::string>&) {
+    return CommandOutput{1, "", "slurm_load_partitions: Unable to contact slurm controller"};
+  };
+  Status s = backend_.Connect();
+  EXPECT_NE(s.message().find("Unable to contact slurm controller"), std::string::npos) << s.ToString();
+}
+
+TEST_F(SlurmBackendTest, StartSubmitsTheScriptAndPollFollowsSqueue) {
+  auto handle = backend_.StartAttempt(Launch());
+  ASSERT_TRUE(handle.ok()) << handle.status().ToString();
+  EXPECT_EQ(handle->backend_id, "77");
+  EXPECT_EQ(commands_.calls.back(), (std::vector<std::string>{"sbatch", "--parsable", dir_.string() + "/attempt-1/batch.sh"}));
+  std::string script = ReadFile(dir_.string() + "/attempt-1/batch.sh").value();
+  EXPECT_NE(script.find("'--backend' 'slurm'"), std::string::npos);
+  EXPECT_NE(script.find("--gpus-per-task=1"), std::string::npos);
+
+  squeue_ = R"({"job_id": 77, "het_job_id": 0, "job_state": "PENDING", "state_reason": "Resources"})";
+  EXPECT_FALSE(backend_.PollAttempt(*handle).has_value());
+  EXPECT_EQ(backend_.Note(*handle).message, "waiting for Slurm: the nodes it needs are busy (PENDING, Resources)");
+  // Polls are throttled: no new squeue until the interval has passed.
+  int squeues = commands_.CountCalls("squeue");
+  squeue_ = R"({"job_id": 77, "het_job_id": 0, "job_state": "COMPLETED", "exit_code": 0})";
+  EXPECT_FALSE(backend_.PollAttempt(*handle).has_value());
+  EXPECT_EQ(commands_.CountCalls("squeue"), squeues);
+  clock_.now += 1000;
+  auto exit = backend_.PollAttempt(*handle);
+  ASSERT_TRUE(exit.has_value());
+  EXPECT_TRUE(exit->success());
+  EXPECT_FALSE(backend_.Note(*handle).ended_by_cluster);
+}
+
+TEST_F(SlurmBackendTest, ANodeFailureEndsTheAttemptNamingTheNode) {
+  auto handle = backend_.StartAttempt(Launch());
+  ASSERT_TRUE(handle.ok());
+  squeue_ = R"({"job_id": 77, "het_job_id": 0, "job_state": "NODE_FAIL", "nodes": "node[1-2]", "exit_code": 15})";
+  auto exit = backend_.PollAttempt(*handle);
+  ASSERT_TRUE(exit.has_value());
+  AttemptNote note = backend_.Note(*handle);
+  EXPECT_TRUE(note.ended_by_cluster);
+  EXPECT_EQ(note.message, "node node2 failed; Slurm ended the attempt (NODE_FAIL)");
+}
+
+TEST_F(SlurmBackendTest, AJobSqueueForgotIsAskedOfScontrol) {
+  auto handle = backend_.StartAttempt(Launch());
+  ASSERT_TRUE(handle.ok());
+  commands_.answers["scontrol"] = [](const std::vector<std::string>&) {
+    return CommandOutput{0, "JobId=77 JobName=x\n   JobState=TIMEOUT Reason=TimeLimit\n   ExitCode=0:15\n", ""};
+  };
+  ASSERT_TRUE(backend_.PollAttempt(*handle).has_value());
+  EXPECT_EQ(backend_.Note(*handle).message, "the attempt reached its Slurm time limit (TIMEOUT)");
+}
+
+TEST_F(SlurmBackendTest, MoreRolesThanNodesIsRefusedBeforeSbatch) {
+  AttemptLaunch launch = Launch();
+  launch.spec.roles = {Role("chief", 1, 1, 64, 0), Role("worker", 1, 1, 64, 0), Role("ps", 1, 1, 64, 0)};
+  auto handle = backend_.StartAttempt(launch);
+  ASSERT_FALSE(handle.ok());
+  EXPECT_NE(handle.status().message().find("3 roles but the Slurm cluster has 2 usable node(s)"), std::string::npos)
+      << handle.status().message();
+  EXPECT_EQ(commands_.CountCalls("sbatch"), 0);
+  EXPECT_EQ(backend_.Accepts(launch.spec).code(), StatusCode::kInvalidArgument);
+  launch.spec.roles.pop_back();
+  EXPECT_TRUE(backend_.Accepts(launch.spec).ok());
+  launch.spec.framework = "mpi";
+  EXPECT_NE(backend_.Accepts(launch.spec).message().find("mpi jobs do not run on the Slurm backend"), std::string::npos);
+}
+
+TEST_F(SlurmBackendTest, SlurmsRefusalIsTheAttemptsError) {
+  commands_.answers["sbatch"] = [](const std::vector<std::string>&) {
+    return CommandOutput{1, "", "sbatch: error: Batch job submission failed: Requested node configuration is not available\n"};
+  };
+  auto handle = backend_.StartAttempt(Launch());
+  ASSERT_FALSE(handle.ok());
+  EXPECT_NE(handle.status().message().find("Requested node configuration is not available"), std::string::npos);
+}
+
+TEST_F(SlurmBackendTest, KillOfAWaitingJobCancelsItAtOnce) {
+  auto handle = backend_.StartAttempt(Launch());
+  ASSERT_TRUE(handle.ok());
+  commands_.answers["scancel"] = [this](const std::vector<std::string>&) {
+    squeue_ = R"({"job_id": 77, "het_job_id": 0, "job_state": "CANCELLED"})";
+    return CommandOutput{0, "", ""};
+  };
+  squeue_ = R"({"job_id": 77, "het_job_id": 0, "job_state": "PENDING", "state_reason": "Priority"})";
+  backend_.KillAttempt(Launch(), *handle);
+  EXPECT_EQ(commands_.calls.back(), (std::vector<std::string>{"squeue", "--json"}));
+  EXPECT_EQ(commands_.CountCalls("scancel"), 1);
+}
+
+TEST_F(SlurmBackendTest, KillSignalsTheAmThenCancelsTheJob) {
+  auto handle = backend_.StartAttempt(Launch());
+  ASSERT_TRUE(handle.ok());
+  commands_.answers["scancel"] = [this](const std::vector<std::string>& argv) {
+    if (argv.size() == 2) squeue_ = R"({"job_id": 77, "het_job_id": 0, "job_state": "CANCELLED", "exit_code": 15})";
+    return CommandOutput{0, "", ""};
+  };
+  squeue_ = R"({"job_id": 77, "het_job_id": 0, "job_state": "RUNNING"})";
+  backend_.KillAttempt(Launch(), *handle);
+  std::vector<std::vector<std::string>> scancels;
+  for (const auto& c : commands_.calls) {
+    if (c[0] == "scancel") scancels.push_back(c);
+  }
+  ASSERT_EQ(scancels.size(), 2u);
+  EXPECT_EQ(scancels[0], (std::vector<std::string>{"scancel", "--batch", "--signal=TERM", "77"}));
+  EXPECT_EQ(scancels[1], (std::vector<std::string>{"scancel", "77"}));
+  EXPECT_TRUE(backend_.PollAttempt(*handle).has_value());
+}
+
+}  // namespace
+}  // namespace shoal

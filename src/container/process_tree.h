@@ -1,0 +1,34 @@
+// ProcessTree: the processes that make up a task's program, read from /proc. A program
+// is the processes Shoal started plus everything they started: their descendants and
+// the members of their process groups (a daemonized grandchild stays in the group).
+//
+// Contract:
+//  - ReadProcessTable() is one pass over /proc; processes that vanish meanwhile are
+//    skipped. TreeOf() returns each process of the tree once, roots first.
+//  - ProcessCommand() is the command line with spaces between arguments ("" when gone).
+// Thread-safety: pure functions over a snapshot; safe from any thread.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace shoal {
+
+struct ProcessStat {
+  pid_t pid = 0;
+  pid_t ppid = 0;
+  pid_t pgid = 0;
+  int64_t ticks = 0;  // utime + stime
+  int64_t rss_pages = 0;
+};
+
+std::vector<ProcessStat> ReadProcessTable();
+
+std::vector<const ProcessStat*> TreeOf(const std::vector<ProcessStat>& table, const std::vector<pid_t>& roots);
+
+std::string ProcessCommand(pid_t pid);
+
+}  // namespace shoal

@@ -1,0 +1,95 @@
+#include "data/data_plan.h"
+
+#include "data/split.h"
+#include "storage/glob.h"
+#include "storage/storage.h"
+
+namespace shoal::data {
+namespace {
+
+// The tasks an input goes to, in rank order.
+std::vector<std::pair<std::string, int>> TasksOf(const JobSpec& spec, const std::vector<std::string>& roles) {
+  std::vector<std::pair<std::string, int>> tasks;
+  for (const RoleSpec& role : spec.roles) {
+    bool chosen = roles.empty() ? !role.service : std::find(roles.begin(), roles.end(), role.name) != roles.end();
+    if (!chosen) continue;
+    for (int i = 0; i < role.instances; ++i) tasks.emplace_back(role.name, i);
+  }
+  return tasks;
+}
+
+// The part of the URI that local names are relative to.
+std::string BaseOf(const std::string& uri, const std::vector<storage::ObjectInfo>& files) {
+  if (storage::HasGlob(uri)) return storage::GlobPrefix(uri);
+  if (files.size() == 1 && files[0].uri == uri) return uri.substr(0, uri.rfind('/') + 1);
+  return uri.back() == '/' ? uri : uri + "/";
+}
+
+}  // namespace
+
+Result<DataPlan> DataPlan::Make(const JobSpec& spec) {
+  DataPlan plan;
+  for (const RoleSpec& role : spec.roles) {
+    for (int i = 0; i < role.instances; ++i) {
+      plan.inputs_[{role.name, i}] = Json::array();
+      plan.outputs_[{role.name, i}] = Json::array();
+    }
+  }
+  for (const InputSpec& input : spec.inputs) {
+    ASSIGN_OR_RETURN(std::vector<storage::ObjectInfo> files, storage::ExpandUri(input.uri));
+    auto tasks = TasksOf(spec, input.roles);
+    int n = static_cast<int>(tasks.size());
+    auto shares = input.mode == "stream" ? SplitRanges(files, n) : SplitWholeFiles(files, n);
+    for (int t = 0; t < n; ++t) {
+      plan.inputs_[tasks[static_cast<size_t>(t)]].push_back(
+          {{"name", input.name}, {"mode", input.mode}, {"path", input.path}, {"epochs", input.epochs},
+           {"shuffle", input.shuffle}, {"base", BaseOf(input.uri, files)},
+           {"shards", ShardsToJson(shares[static_cast<size_t>(t)])}});
+    }
+  }
+  for (const OutputSpec& output : spec.outputs) {
+    for (const auto& task : TasksOf(spec, {})) {
+      std::string name = task.first + "[" + std::to_string(task.second) + "]";
+      if (!output.from.empty() && output.from != name) continue;
+      std::string suffix = output.from.empty() ? "/" + task.first + "-" + std::to_string(task.second) : "";
+      std::string root = output.uri;
+      while (root.size() > 1 && root.back() == '/') root.pop_back();
+      plan.outputs_[task].push_back(
+          {{"name", output.name}, {"path", output.path}, {"root", root}, {"suffix", suffix},
+           {"on_failure", output.on_failure}});
+    }
+  }
+  return plan;
+}
+
+Json DataPlan::InputsFor(const std::string& role, int index) const {
+  auto it = inputs_.find({role, index});
+  return it == inputs_.end() ? Json::array() : it->second;
+}
+
+Json DataPlan::OutputsFor(const std::string& role, int index) const {
+  auto it = outputs_.find({role, index});
+  return it == outputs_.end() ? Json::array() : it->second;
+}
+
+std::vector<std::pair<std::string, int>> DataPlan::OutputTasks() const {
+  std::vector<std::pair<std::string, int>> out;
+  for (const auto& [task, outputs] : outputs_) {
+    if (!outputs.empty()) out.push_back(task);
+  }
+  return out;
+}
+
+Status ValidateData(const JobSpec& spec) {
+  for (const InputSpec& input : spec.inputs) {
+    Result<std::vector<storage::ObjectInfo>> files = storage::ExpandUri(input.uri);
+    if (!files.ok()) return files.status().WithContext("input \"" + input.name + "\"");
+  }
+  for (const OutputSpec& output : spec.outputs) {
+    ASSIGN_OR_RETURN(std::shared_ptr<storage::Storage> store, storage::OpenStorage(output.uri));
+    RETURN_IF_ERROR(store->CheckRoot(output.uri).WithContext("output \"" + output.name + "\""));
+  }
+  return Status::Ok();
+}
+
+}  // namespace shoal::data

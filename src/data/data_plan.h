@@ -1,0 +1,44 @@
+// DataPlan: which share of each input and which outputs every task of an attempt gets.
+// The AM builds it once per attempt and hands each task its part in the cluster reply.
+//
+// Contract:
+//  - Make expands every input (storage.h's Expand: globs, folders) and splits it across
+//    the tasks of the input's roles (default: every non-service role) in rank order:
+//    whole files balanced by size for download and placeholder, line-aligned byte ranges
+//    for stream (split.h). An input that matches nothing is an error naming it.
+//  - InputsFor / OutputsFor return the JSON the container's TaskData (task_data.h) takes:
+//      inputs:  [{name, mode, path, epochs, shuffle, base, shards: [{uri, offset, length, file_size}]}]
+//      outputs: [{name, path, root, suffix, on_failure}]; the task commits to root + suffix
+//               (suffix "/<role>-<index>", or "" for the task named by `from`), and a saved
+//               model to root + "/saved-<name>" + suffix.
+//  - ValidateData is what the CLI runs before submitting: every input matches something,
+//    every scheme is known, every bucket exists (inputs and outputs). Errors are the
+//    user's to fix (kInvalidArgument, kNotFound, kFailedPrecondition for credentials).
+// Thread-safety: a value after Make; const methods may be called from any thread.
+#pragma once
+
+#include <map>
+#include <string>
+#include <utility>
+
+#include "common/json.h"
+#include "spec/job_spec.h"
+
+namespace shoal::data {
+
+class DataPlan {
+ public:
+  static Result<DataPlan> Make(const JobSpec& spec);
+  Json InputsFor(const std::string& role, int index) const;
+  Json OutputsFor(const std::string& role, int index) const;
+  // Tasks that commit outputs (those a saved model is waited for), as (role, index).
+  std::vector<std::pair<std::string, int>> OutputTasks() const;
+
+ private:
+  std::map<std::pair<std::string, int>, Json> inputs_;
+  std::map<std::pair<std::string, int>, Json> outputs_;
+};
+
+Status ValidateData(const JobSpec& spec);
+
+}  // namespace shoal::data

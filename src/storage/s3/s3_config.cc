@@ -1,0 +1,107 @@
+#include "storage/s3/s3_config.h"
+
+#include <cstdlib>
+#include <sstream>
+
+#include "common/files.h"
+
+namespace shoal::storage {
+namespace {
+
+std::string Trim(const std::string& s) {
+  size_t b = s.find_first_not_of(" \t\r");
+  if (b == std::string::npos) return "";
+  size_t e = s.find_last_not_of(" \t\r");
+  return s.substr(b, e - b + 1);
+}
+
+int IntOr(const std::string& text, int fallback) {
+  if (text.empty()) return fallback;
+  char* end = nullptr;
+  long v = std::strtol(text.c_str(), &end, 10);
+  return (end && *end == '\0' && v > 0) ? static_cast<int>(v) : fallback;
+}
+
+}  // namespace
+
+std::map<std::string, std::map<std::string, std::string>> ParseIni(const std::string& text) {
+  std::map<std::string, std::map<std::string, std::string>> out;
+  std::istringstream in(text);
+  std::string line, section;
+  while (std::getline(in, line)) {
+    line = Trim(line);
+    if (line.empty() || line[0] == '#' || line[0] == ';') continue;
+    if (line.front() == '[' && line.back() == ']') {
+      section = Trim(line.substr(1, line.size() - 2));
+      if (section.rfind("profile ", 0) == 0) section = Trim(section.substr(8));
+      continue;
+    }
+    size_t eq = line.find('=');
+    if (eq == std::string::npos) continue;
+    out[section][Trim(line.substr(0, eq))] = Trim(line.substr(eq + 1));
+  }
+  return out;
+}
+
+Result<S3Config> LoadS3Config(const EnvLookup& env, const FileLookup& read_file) {
+  S3Config config;
+  std::string home = env("HOME");
+  std::string profile = env("AWS_PROFILE");
+  if (profile.empty()) profile = "default";
+  auto profile_of = [&](const std::string& var, const std::string& default_name) {
+    std::string path = env(var);
+    if (path.empty() && !home.empty()) path = home + "/.aws/" + default_name;
+    std::map<std::string, std::string> values;
+    if (path.empty()) return values;
+    Result<std::string> text = read_file(path);
+    if (!text.ok()) return values;
+    auto ini = ParseIni(*text);
+    if (auto it = ini.find(profile); it != ini.end()) values = it->second;
+    return values;
+  };
+  auto conf = profile_of("AWS_CONFIG_FILE", "config");
+
+  config.region = env("AWS_REGION");
+  if (config.region.empty()) config.region = env("AWS_DEFAULT_REGION");
+  if (config.region.empty()) config.region = conf.count("region") ? conf["region"] : "us-east-1";
+
+  config.endpoint = env("AWS_ENDPOINT_URL_S3");
+  if (config.endpoint.empty()) config.endpoint = env("AWS_ENDPOINT_URL");
+  if (config.endpoint.empty() && conf.count("endpoint_url")) config.endpoint = conf["endpoint_url"];
+  if (config.endpoint.empty()) config.endpoint = "https://s3." + config.region + ".amazonaws.com";
+  while (!config.endpoint.empty() && config.endpoint.back() == '/') config.endpoint.pop_back();
+  if (config.endpoint.rfind("http://", 0) != 0 && config.endpoint.rfind("https://", 0) != 0) {
+    return InvalidArgument("the S3 endpoint \"" + config.endpoint +
+                           "\" must start with http:// or https:// (set AWS_ENDPOINT_URL)");
+  }
+
+  config.access_key = env("AWS_ACCESS_KEY_ID");
+  config.secret_key = env("AWS_SECRET_ACCESS_KEY");
+  config.session_token = env("AWS_SESSION_TOKEN");
+  if (config.access_key.empty() || config.secret_key.empty()) {
+    auto creds = profile_of("AWS_SHARED_CREDENTIALS_FILE", "credentials");
+    config.access_key = creds["aws_access_key_id"];
+    config.secret_key = creds["aws_secret_access_key"];
+    config.session_token = creds["aws_session_token"];
+  }
+  if (config.access_key.empty() || config.secret_key.empty()) {
+    return FailedPrecondition(
+        "no S3 credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or put the profile \"" + profile +
+        "\" in the shared credentials file (~/.aws/credentials or AWS_SHARED_CREDENTIALS_FILE)");
+  }
+  config.max_attempts = IntOr(env("SHOAL_S3_MAX_ATTEMPTS"), config.max_attempts);
+  config.part_bytes = static_cast<int64_t>(IntOr(env("SHOAL_S3_PART_MB"), 16)) << 20;
+  config.parallelism = IntOr(env("SHOAL_S3_PARALLELISM"), config.parallelism);
+  return config;
+}
+
+Result<S3Config> LoadS3ConfigFromEnvironment() {
+  return LoadS3Config(
+      [](const std::string& name) {
+        const char* v = std::getenv(name.c_str());
+        return std::string(v ? v : "");
+      },
+      [](const std::string& path) { return ReadFile(path); });
+}
+
+}  // namespace shoal::storage

@@ -1,0 +1,45 @@
+// S3Config: where the S3 service is and who we are, read the way the AWS tools read it.
+//
+//   endpoint     AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL, `endpoint_url` in the profile of
+//                the config file; else https://s3.<region>.amazonaws.com
+//   region       AWS_REGION, AWS_DEFAULT_REGION, `region` in the config file; else us-east-1
+//   credentials  AWS_ACCESS_KEY_ID + AWS_SECRET_ACCESS_KEY (+ AWS_SESSION_TOKEN), else
+//                the profile (AWS_PROFILE, default "default") of the shared credentials file
+//                (AWS_SHARED_CREDENTIALS_FILE, default ~/.aws/credentials)
+//   config file  AWS_CONFIG_FILE, default ~/.aws/config ("[profile NAME]" or "[default]")
+//
+// Requests use path-style addressing (endpoint/bucket/key), which every S3 service takes.
+// Thread-safety: LoadS3Config is a pure function of its inputs.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+
+#include "common/status.h"
+
+namespace shoal::storage {
+
+struct S3Config {
+  std::string endpoint;  // "http(s)://host[:port]", no trailing slash
+  std::string region = "us-east-1";
+  std::string access_key;
+  std::string secret_key;
+  std::string session_token;
+  int max_attempts = 5;          // per request, including the first (SHOAL_S3_MAX_ATTEMPTS)
+  int64_t part_bytes = 16 << 20; // ranged GET and multipart part size (SHOAL_S3_PART_MB)
+  int parallelism = 4;           // concurrent parts of one object (SHOAL_S3_PARALLELISM)
+};
+
+using EnvLookup = std::function<std::string(const std::string&)>;  // "" when unset
+using FileLookup = std::function<Result<std::string>(const std::string&)>;
+
+// Reads the settings; missing credentials are kFailedPrecondition naming the variables.
+Result<S3Config> LoadS3Config(const EnvLookup& env, const FileLookup& read_file);
+// The same from the process's environment and files.
+Result<S3Config> LoadS3ConfigFromEnvironment();
+
+// Parses an INI file into section -> key -> value ("[profile x]" becomes "x").
+std::map<std::string, std::map<std::string, std::string>> ParseIni(const std::string& text);
+
+}  // namespace shoal::storage

@@ -1,0 +1,240 @@
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <functional>
+#include <mutex>
+
+#include "common/clock.h"
+#include "common/files.h"
+#include "storage/s3/retry.h"
+#include "storage/s3/s3_config.h"
+#include "storage/s3/s3_storage.h"
+#include "storage/s3/s3_xml.h"
+#include "storage/s3/sigv4.h"
+
+namespace shoal::storage {
+namespace {
+
+// A transport that answers through a function and records every request.
+class FakeTransport final : public HttpTransport {
+ public:
+  explicit FakeTransport(std::function<Result<HttpResponse>(const HttpRequest&)> answer) : answer_(std::move(answer)) {}
+  Result<HttpResponse> Send(const HttpRequest& request) override {
+    std::lock_guard lock(mu_);
+    requests.push_back(request);
+    return answer_(request);
+  }
+  std::vector<HttpRequest> requests;
+
+ private:
+  std::mutex mu_;
+  std::function<Result<HttpResponse>(const HttpRequest&)> answer_;
+};
+
+std::string Header(const HttpRequest& r, const std::string& name) {
+  for (const auto& [k, v] : r.headers) {
+    if (k == name) return v;
+  }
+  return "";
+}
+
+S3Config TestConfig() {
+  S3Config c;
+  c.endpoint = "http://127.0.0.1:7480";
+  c.access_key = "AK";
+  c.secret_key = "SK";
+  c.max_attempts = 4;
+  c.part_bytes = 10;
+  c.parallelism = 3;
+  return c;
+}
+
+TEST(SigV4Test, MatchesTheAwsDocumentationExample) {
+  // "GET Object" example of the AWS SigV4 documentation for S3 (header-based auth).
+  S3Config config;
+  config.access_key = "AKIAIOSFODNN7EXAMPLE";
+  config.secret_key = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY";
+  config.region = "us-east-1";
+  HttpRequest request{"GET", "https://examplebucket.s3.amazonaws.com/test.txt", {{"range", "bytes=0-9"}}, ""};
+  SignV4(request, config, "examplebucket.s3.amazonaws.com", "/test.txt", "", Sha256Hex(""), 1369353600000);
+  EXPECT_EQ(Header(request, "Authorization"),
+            "AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE/20130524/us-east-1/s3/aws4_request, "
+            "SignedHeaders=host;range;x-amz-content-sha256;x-amz-date, "
+            "Signature=f0e8bdb87c964420e857bd35b5d6ed310bd44f0170aba48dd91039c6036bdb41");
+  EXPECT_EQ(CanonicalQuery({{"prefix", "a b/c"}, {"list-type", "2"}}), "list-type=2&prefix=a%20b%2Fc");
+}
+
+TEST(S3ConfigTest, EnvironmentFirstThenSharedFiles) {
+  std::map<std::string, std::string> env{{"HOME", "/h"}, {"AWS_PROFILE", "lab"}};
+  std::map<std::string, std::string> files{
+      {"/h/.aws/credentials", "[default]\naws_access_key_id = D\naws_secret_access_key = DS\n"
+                              "[lab]\naws_access_key_id = L\naws_secret_access_key = LS\n"},
+      {"/h/.aws/config", "[profile lab]\nregion = eu-west-3\nendpoint_url = http://s3.lab:9000/\n"}};
+  auto get_env = [&](const std::string& k) { return env.count(k) ? env[k] : std::string(); };
+  auto get_file = [&](const std::string& p) -> Result<std::string> {
+    if (!files.count(p)) return NotFound(p);
+    return files[p];
+  };
+  S3Config c = LoadS3Config(get_env, get_file).value();
+  EXPECT_EQ(c.access_key, "L");
+  EXPECT_EQ(c.region, "eu-west-3");
+  EXPECT_EQ(c.endpoint, "http://s3.lab:9000");
+  env["AWS_ACCESS_KEY_ID"] = "E";
+  env["AWS_SECRET_ACCESS_KEY"] = "ES";
+  env["AWS_ENDPOINT_URL"] = "http://127.0.0.1:7480";
+  c = LoadS3Config(get_env, get_file).value();
+  EXPECT_EQ(c.access_key, "E");
+  EXPECT_EQ(c.endpoint, "http://127.0.0.1:7480");
+  files.clear();
+  env.erase("AWS_ACCESS_KEY_ID");
+  auto none = LoadS3Config(get_env, get_file);
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.status().message().find("AWS_ACCESS_KEY_ID"), std::string::npos);
+}
+
+TEST(RetryTest, RetriesThrottlingAndBrokenConnectionsWithBackoff) {
+  int calls = 0;
+  FakeTransport transport([&](const HttpRequest&) -> Result<HttpResponse> {
+    ++calls;
+    if (calls == 1) return Unavailable("connection reset");
+    if (calls == 2) return HttpResponse{503, {}, "<Error><Code>SlowDown</Code></Error>"};
+    if (calls == 3) return HttpResponse{400, {}, "<Error><Code>RequestTimeout</Code></Error>"};
+    return HttpResponse{200, {}, "ok"};
+  });
+  std::vector<int64_t> waits;
+  RetryPolicy policy{5, 100, 5000, [&](int64_t ms) { waits.push_back(ms); }, [] { return 0.0; }};
+  auto reply = SendWithRetry(transport, [] { return HttpRequest{"GET", "http://x/b/k", {}, ""}; }, policy);
+  ASSERT_TRUE(reply.ok());
+  EXPECT_EQ(reply->body, "ok");
+  EXPECT_EQ(waits, (std::vector<int64_t>{50, 100, 200}));
+}
+
+TEST(RetryTest, GivesUpAfterMaxAttemptsAndDoesNotRetryClientErrors) {
+  FakeTransport broken([](const HttpRequest&) -> Result<HttpResponse> { return Unavailable("GET http://x: reset"); });
+  std::vector<int64_t> waits;
+  RetryPolicy policy{3, 100, 150, [&](int64_t ms) { waits.push_back(ms); }, [] { return 1.0; }};
+  auto reply = SendWithRetry(broken, [] { return HttpRequest{"GET", "http://x", {}, ""}; }, policy);
+  ASSERT_FALSE(reply.ok());
+  EXPECT_NE(reply.status().message().find("after 3 tries"), std::string::npos);
+  EXPECT_EQ(waits, (std::vector<int64_t>{100, 150}));  // capped at max_wait_ms
+  FakeTransport denied([](const HttpRequest&) -> Result<HttpResponse> { return HttpResponse{403, {}, ""}; });
+  ASSERT_TRUE(SendWithRetry(denied, [] { return HttpRequest{"GET", "http://x", {}, ""}; }, policy).ok());
+  EXPECT_EQ(denied.requests.size(), 1u);
+}
+
+TEST(S3XmlTest, ParsesListingsUploadIdsAndErrors) {
+  auto page = ParseListObjectsV2(
+      "<?xml version=\"1.0\"?><ListBucketResult><IsTruncated>true</IsTruncated>"
+      "<Contents><Key>a/1</Key><Size>12</Size></Contents><Contents><Key>a/2</Key><Size>3</Size></Contents>"
+      "<NextContinuationToken>tok</NextContinuationToken></ListBucketResult>");
+  ASSERT_TRUE(page.ok());
+  ASSERT_EQ(page->entries.size(), 2u);
+  EXPECT_EQ(page->entries[0].size, 12);
+  EXPECT_EQ(page->next_token, "tok");
+  EXPECT_FALSE(ParseListObjectsV2("<ListBucketResult><IsTruncated>true</IsTruncated></ListBucketResult>").ok());
+  EXPECT_FALSE(ParseListObjectsV2("<<<").ok());
+  EXPECT_EQ(ParseUploadId("<InitiateMultipartUploadResult><UploadId>u1</UploadId></InitiateMultipartUploadResult>")
+                .value(),
+            "u1");
+  EXPECT_EQ(ParseS3Error("<Error><Code>NoSuchBucket</Code><Message>m</Message></Error>").code, "NoSuchBucket");
+  EXPECT_EQ(ParseS3Error("not xml").code, "");
+}
+
+TEST(S3StorageTest, ListsEveryPage) {
+  auto transport = std::make_unique<FakeTransport>([](const HttpRequest& r) -> Result<HttpResponse> {
+    if (r.url.find("continuation-token=t2") != std::string::npos) {
+      return HttpResponse{200, {}, "<ListBucketResult><Contents><Key>p/3</Key><Size>3</Size></Contents></ListBucketResult>"};
+    }
+    return HttpResponse{200, {},
+                        "<ListBucketResult><IsTruncated>true</IsTruncated><NextContinuationToken>t2</NextContinuationToken>"
+                        "<Contents><Key>p/1</Key><Size>1</Size></Contents><Contents><Key>p/2</Key><Size>2</Size>"
+                        "</Contents></ListBucketResult>"};
+  });
+  FakeClock clock;
+  S3Storage s3(TestConfig(), std::move(transport), clock);
+  auto listed = s3.List("s3://b/p/");
+  ASSERT_TRUE(listed.ok()) << listed.status().ToString();
+  ASSERT_EQ(listed->size(), 3u);
+  EXPECT_EQ((*listed)[2].uri, "s3://b/p/3");
+}
+
+TEST(S3StorageTest, DownloadsInParallelRangesAndUploadsMultipart) {
+  const std::string object = "0123456789abcdefghijklmnopqrstuvwxyz";  // 36 bytes, 4 parts of 10
+  std::mutex mu;
+  std::map<int, std::string> parts;
+  bool completed = false;
+  auto fake = std::make_unique<FakeTransport>([&](const HttpRequest& r) -> Result<HttpResponse> {
+    std::lock_guard lock(mu);
+    if (r.method == "HEAD") return HttpResponse{200, {{"content-length", std::to_string(object.size())}}, ""};
+    if (r.method == "GET") {
+      std::string range = Header(r, "Range").substr(6);
+      int64_t a = std::stoll(range.substr(0, range.find('-')));
+      int64_t b = std::stoll(range.substr(range.find('-') + 1));
+      return HttpResponse{206, {}, object.substr(a, b - a + 1)};
+    }
+    if (r.method == "POST" && r.url.find("uploads=") != std::string::npos) {
+      return HttpResponse{200, {}, "<InitiateMultipartUploadResult><UploadId>U</UploadId></InitiateMultipartUploadResult>"};
+    }
+    if (r.method == "PUT") {
+      int n = std::stoi(r.url.substr(r.url.find("partNumber=") + 11));
+      parts[n] = r.body;
+      return HttpResponse{200, {{"etag", "\"e" + std::to_string(n) + "\""}}, ""};
+    }
+    if (r.method == "POST") {
+      completed = r.body.find("<PartNumber>4</PartNumber><ETag>\"e4\"</ETag>") != std::string::npos;
+      return HttpResponse{200, {}, "<CompleteMultipartUploadResult/>"};
+    }
+    return HttpResponse{500, {}, ""};
+  });
+  FakeTransport* transport = fake.get();
+  FakeClock clock;
+  S3Storage s3(TestConfig(), std::move(fake), clock);
+  std::string dir = std::filesystem::temp_directory_path() / ("shoal-s3-test-" + std::to_string(::getpid()));
+  ASSERT_TRUE(s3.GetToFile("s3://b/obj", dir + "/obj").ok());
+  EXPECT_EQ(ReadFile(dir + "/obj").value(), object);
+  EXPECT_EQ(transport->requests.size(), 5u) << "one HEAD and four ranged GETs";
+  ASSERT_TRUE(s3.PutFromFile(dir + "/obj", "s3://b/copy").ok());
+  EXPECT_TRUE(completed);
+  ASSERT_EQ(parts.size(), 4u);
+  EXPECT_EQ(parts[1] + parts[2] + parts[3] + parts[4], object);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(S3StorageTest, BrokenDownloadNamesTheObjectAndLeavesNoFile) {
+  int gets = 0;
+  auto fake = std::make_unique<FakeTransport>([&](const HttpRequest& r) -> Result<HttpResponse> {
+    if (r.method == "HEAD") return HttpResponse{200, {{"content-length", "5"}}, ""};
+    ++gets;
+    return Unavailable("GET " + r.url + ": Connection reset by peer");
+  });
+  FakeClock clock;
+  RetryPolicy policy;
+  policy.sleep = [](int64_t) {};
+  S3Storage s3(TestConfig(), std::move(fake), clock, policy);
+  std::string path = std::filesystem::temp_directory_path() / ("shoal-s3-broken-" + std::to_string(::getpid()));
+  Status s = s3.GetToFile("s3://b/data/part-7", path);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("s3://b/data/part-7"), std::string::npos) << s.message();
+  EXPECT_EQ(gets, 4) << "retried up to max_attempts";
+  EXPECT_FALSE(std::filesystem::exists(path));
+  EXPECT_FALSE(std::filesystem::exists(path + ".part"));
+}
+
+TEST(S3StorageTest, MapsRefusedCredentialsAndMissingBuckets) {
+  auto fake = std::make_unique<FakeTransport>([](const HttpRequest& r) -> Result<HttpResponse> {
+    if (r.url.find("/nobucket") != std::string::npos) return HttpResponse{404, {}, ""};
+    return HttpResponse{403, {}, "<Error><Code>InvalidAccessKeyId</Code></Error>"};
+  });
+  FakeClock clock;
+  S3Storage s3(TestConfig(), std::move(fake), clock);
+  Status missing = s3.CheckRoot("s3://nobucket/x");
+  EXPECT_EQ(missing.code(), StatusCode::kNotFound);
+  EXPECT_NE(missing.message().find("\"nobucket\" does not exist"), std::string::npos);
+  Status denied = s3.List("s3://b/x").status();
+  EXPECT_EQ(denied.code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(denied.message().find("AWS_ACCESS_KEY_ID"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace shoal::storage

@@ -1,0 +1,164 @@
+#include "train/data_source.h"
+
+#include <gtest/gtest.h>
+#include <lmdb.h>
+#include <zlib.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "train/caffe.pb.h"
+#include "storage/mem/mem_storage.h"
+#include "train/partition.h"
+#include "train/uri.h"
+
+namespace shoal::train {
+namespace {
+
+std::string TempDir() {
+  auto dir = std::filesystem::temp_directory_path() / ("shoal-train-test-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  return dir.string();
+}
+
+void WriteIdx(const std::string& path, std::vector<uint32_t> dims, const std::vector<uint8_t>& bytes) {
+  gzFile f = gzopen(path.c_str(), "wb");
+  unsigned char magic[4] = {0, 0, 8, static_cast<unsigned char>(dims.size())};
+  gzwrite(f, magic, 4);
+  for (uint32_t d : dims) {
+    unsigned char be[4] = {static_cast<unsigned char>(d >> 24), static_cast<unsigned char>(d >> 16),
+                           static_cast<unsigned char>(d >> 8), static_cast<unsigned char>(d)};
+    gzwrite(f, be, 4);
+  }
+  gzwrite(f, bytes.data(), static_cast<unsigned>(bytes.size()));
+  gzclose(f);
+}
+
+TEST(DataSource, IdxReadsOnlyTheRangeAndItsLabels) {
+  std::string dir = TempDir();
+  std::vector<uint8_t> pixels(5 * 2 * 3), labels = {0, 1, 2, 3, 4};
+  for (size_t i = 0; i < pixels.size(); ++i) pixels[i] = static_cast<uint8_t>(i);
+  WriteIdx(dir + "/t-images-idx3-ubyte.gz", {5, 2, 3}, pixels);
+  WriteIdx(dir + "/t-labels-idx1-ubyte.gz", {5}, labels);
+  DataSpec spec{dir + "/t-images-idx3-ubyte.gz"};
+  EXPECT_EQ(ResolveBackend(spec), Backend::kIdx);
+  ASSERT_EQ(*CountRecords(spec), 5);
+  auto data = LoadRange(spec, 2, 4);
+  ASSERT_TRUE(data.ok()) << data.status().message();
+  EXPECT_EQ(data->size(), 2);
+  EXPECT_EQ(data->height, 2);
+  EXPECT_EQ(data->width, 3);
+  EXPECT_EQ(data->labels, (std::vector<int>{2, 3}));
+  EXPECT_EQ(data->bytes[0], 12);
+  // scale and mean_value; the centre crop in TEST.
+  Transform t;
+  t.scale = 0.5f;
+  t.mean_value = {2.0f};
+  t.crop_size = 2;
+  auto shape = TransformedShape(*data, t);
+  ASSERT_TRUE(shape.ok());
+  EXPECT_EQ(shape->size(), 4);
+  std::vector<float> out(8), lab(2);
+  FillBatch(*data, t, false, 0, 2, 2, out.data(), lab.data());
+  EXPECT_FLOAT_EQ(out[0], (12 - 2) * 0.5f);  // crop x0 = (3-2)/2 = 0, y0 = 0
+  EXPECT_FLOAT_EQ(lab[1], 3);
+}
+
+TEST(DataSource, MirrorFlipsSomeTrainingImagesDeterministically) {
+  Dataset d;
+  d.channels = 1; d.height = 1; d.width = 3; d.bytes = {};
+  for (int i = 0; i < 64; ++i) {
+    d.bytes.insert(d.bytes.end(), {1, 2, 3});
+    d.labels.push_back(0);
+  }
+  Transform t;
+  t.mirror = true;
+  std::vector<float> a(64 * 3), b(64 * 3), l(64);
+  FillBatch(d, t, true, 42, 0, 64, a.data(), l.data());
+  FillBatch(d, t, true, 42, 0, 64, b.data(), l.data());
+  EXPECT_EQ(a, b);
+  int flipped = 0;
+  for (int i = 0; i < 64; ++i) flipped += a[i * 3] == 3;
+  EXPECT_GT(flipped, 10);
+  EXPECT_LT(flipped, 54);
+}
+
+TEST(DataSource, CsvRowsWithHeaderAndShape) {
+  std::string path = TempDir() + "/rows.csv";
+  std::ofstream(path) << "label,a,b,c,d\n1,0.5,1,2,3\n0,4,5,6,7\n\n2,8,9,10,11\n";
+  DataSpec spec{path};
+  spec.channels = 1; spec.height = 2; spec.width = 2;
+  EXPECT_EQ(*CountRecords(spec), 3);
+  auto data = LoadRange(spec, 1, 3);
+  ASSERT_TRUE(data.ok()) << data.status().message();
+  EXPECT_EQ(data->labels, (std::vector<int>{0, 2}));
+  EXPECT_EQ(data->floats[4], 8);
+  std::ofstream(path, std::ios::app) << "1,2\n";
+  auto bad = LoadRange(spec, 0, 4);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("rows.csv:6:"), std::string::npos) << bad.status().message();
+}
+
+TEST(DataSource, LmdbOfCaffeDatums) {
+  std::string dir = TempDir() + "/lmdb";
+  std::filesystem::create_directories(dir);
+  MDB_env* env;
+  ASSERT_EQ(mdb_env_create(&env), 0);
+  mdb_env_set_mapsize(env, 1 << 24);
+  ASSERT_EQ(mdb_env_open(env, dir.c_str(), 0, 0664), 0);
+  MDB_txn* txn;
+  MDB_dbi dbi;
+  mdb_txn_begin(env, nullptr, 0, &txn);
+  mdb_dbi_open(txn, nullptr, 0, &dbi);
+  for (int i = 0; i < 4; ++i) {
+    caffe::Datum datum;
+    datum.set_channels(1); datum.set_height(1); datum.set_width(2);
+    datum.set_data(std::string{static_cast<char>(i), static_cast<char>(10 + i)});
+    datum.set_label(i % 2);
+    std::string key = "0000000" + std::to_string(i), value = datum.SerializeAsString();
+    MDB_val k{key.size(), key.data()}, v{value.size(), value.data()};
+    ASSERT_EQ(mdb_put(txn, dbi, &k, &v, 0), 0);
+  }
+  mdb_txn_commit(txn);
+  mdb_env_close(env);
+  DataSpec spec{"file://" + dir};
+  EXPECT_EQ(ResolveBackend(spec), Backend::kLmdb);
+  EXPECT_EQ(*CountRecords(spec), 4);
+  auto data = LoadRange(spec, 1, 3);
+  ASSERT_TRUE(data.ok()) << data.status().message();
+  EXPECT_EQ(data->labels, (std::vector<int>{1, 0}));
+  EXPECT_EQ(data->bytes, (std::vector<uint8_t>{1, 11, 2, 12}));
+}
+
+TEST(DataSource, StorageUrisAreFetchedOnceAndWrittenWhole) {
+  storage::MemStorage::Shared().CreateBucket("train-test");
+  ASSERT_TRUE(WriteFileAtomic("mem://train-test/in/rows.csv", "3,1,2\n4,5,6\n").ok());
+  DataSpec spec{"mem://train-test/in/rows.csv"};
+  EXPECT_EQ(ResolveBackend(spec), Backend::kCsv);
+  EXPECT_EQ(*CountRecords(spec), 2);
+  auto data = LoadRange(spec, 1, 2);
+  ASSERT_TRUE(data.ok()) << data.status().message();
+  EXPECT_EQ(data->labels, (std::vector<int>{4}));
+  EXPECT_EQ(*ReadFileBytes("mem://train-test/in/rows.csv"), "3,1,2\n4,5,6\n");
+  EXPECT_FALSE(CheckUri("gopher://x/y", "model").ok());
+  EXPECT_EQ(UriJoin(UriDir("s3://b/models/m.caffemodel"), "m_iter_5.solverstate"), "s3://b/models/m_iter_5.solverstate");
+}
+
+TEST(Partition, SameReplicaReadsTheSameRecordsWhateverTheSplit) {
+  auto a = MakeTrainLayout(1000, 2, 2, 10);  // 2 workers x 2 devices
+  auto b = MakeTrainLayout(1000, 1, 4, 10);  // 1 worker x 4 devices
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(a->steps_per_epoch, 25);
+  for (int g = 0; g < 4; ++g) {
+    for (int64_t it : {0, 7, 25, 26}) EXPECT_EQ(a->BatchStart(g, it), b->BatchStart(g, it));
+  }
+  EXPECT_EQ(a->WorkerBegin(1), 500);
+  EXPECT_EQ(a->WorkerEnd(1), 1000);
+  EXPECT_EQ(a->BatchStart(3, 25), 750);  // epoch 2 starts the shard again
+  EXPECT_FALSE(MakeTrainLayout(30, 2, 2, 10).ok());
+  EXPECT_EQ(EvalRange(10, 3, 2).begin, 6);
+  EXPECT_EQ(EvalRange(10, 3, 2).end, 10);
+}
+
+}  // namespace
+}  // namespace shoal::train

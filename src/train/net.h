@@ -1,0 +1,92 @@
+// Net: a Caffe net definition (one phase) run on LibTorch. Every layer is a function of its
+// bottoms and its parameter blobs; autograd gives the gradients.
+//
+// Contract:
+//  - Create infers every blob's shape from the data layers' item shapes and lays the
+//    parameter blobs out, in layer order, in one flat float buffer (Layout): learnable
+//    blobs (weights, biases, Scale's) and state blobs (BatchNorm's mean, variance and
+//    moving-average factor, Caffe's three blobs), each with its lr_mult and decay_mult.
+//  - Bind makes this net's parameters views of caller-owned flat buffers (values and
+//    gradients), so a replica's parameters are one contiguous tensor that the trainer
+//    can sum, allreduce, update and copy in one go.
+//  - Forward takes the data layers' tops and returns every blob by name; in TRAIN,
+//    BatchNorm computes new state blobs (written by CommitState, after backward) and Dropout draws its mask from
+//    `seed`, so the same seed gives the same pass.
+// Ownership: does not own the flat buffers. Thread-safety: one thread per Net.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "train/caffe.pb.h"
+
+namespace shoal::train {
+
+struct BlobInfo {
+  std::string layer;
+  int index = 0;  // the blob's position among its layer's blobs (Caffe's order)
+  std::vector<int64_t> shape;
+  int64_t offset = 0, numel = 0;
+  bool learnable = true;
+  float lr_mult = 1.0f, decay_mult = 1.0f;
+  caffe::FillerParameter filler;
+};
+
+struct Layout {
+  std::vector<BlobInfo> blobs;
+  int64_t total = 0;
+  const BlobInfo* Find(const std::string& layer, int index) const;
+};
+
+class Net {
+ public:
+  // `input_shapes`: for each data layer's first top, one item's shape (C, H, W).
+  static Result<std::unique_ptr<Net>> Create(const caffe::NetParameter& net, caffe::Phase phase,
+                                             const std::map<std::string, std::vector<int64_t>>& input_shapes);
+
+  const Layout& layout() const { return layout_; }
+  const caffe::NetParameter& definition() const { return def_; }
+  // Blobs no later layer consumes (what Caffe prints as the net's outputs).
+  const std::vector<std::string>& outputs() const { return outputs_; }
+  // The data layers' names and tops, in order.
+  std::vector<const caffe::LayerParameter*> DataLayers() const;
+
+  void Bind(torch::Tensor values, torch::Tensor grads);
+  // Fills the bound values with the layers' fillers, drawing from `seed`.
+  void Fill(uint64_t seed);
+  Result<std::map<std::string, torch::Tensor>> Forward(const std::map<std::string, torch::Tensor>& inputs, bool train,
+                                                       uint64_t seed);
+  // Writes the state blobs a TRAIN Forward computed (BatchNorm's statistics); call it
+  // after backward.
+  void CommitState();
+  // The weighted sum of the loss layers' tops (0-dim), after Forward.
+  torch::Tensor Loss(const std::map<std::string, torch::Tensor>& blobs) const;
+
+  // caffemodel: the layers' blobs as Caffe's NetParameter (binary protobuf).
+  caffe::NetParameter ToProto() const;
+  // Copies the blobs of layers with the same name; counts must match. Returns how many
+  // blobs were copied.
+  Result<int> LoadProto(const caffe::NetParameter& model);
+
+ private:
+  Net() = default;
+  Status Run(const caffe::LayerParameter& layer, size_t layer_index, std::map<std::string, torch::Tensor>& blobs,
+             bool train, uint64_t seed, bool setup);
+  torch::Tensor Param(size_t layer_index, int i) const { return params_[first_param_[layer_index] + i]; }
+
+  caffe::NetParameter def_;
+  caffe::Phase phase_ = caffe::TEST;
+  Layout layout_;
+  std::vector<int> first_param_;      // per layer: index of its first blob in params_
+  std::vector<int> param_count_;      // per layer
+  std::vector<torch::Tensor> params_; // views into the bound buffer
+  std::vector<std::string> outputs_;
+  std::vector<std::pair<torch::Tensor, torch::Tensor>> pending_;  // (state blob, new value)
+};
+
+}  // namespace shoal::train

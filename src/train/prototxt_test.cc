@@ -1,0 +1,129 @@
+#include "train/prototxt.h"
+
+#include <gtest/gtest.h>
+
+namespace shoal::train {
+namespace {
+
+const char* kNet = R"(name: "LeNet"
+layer {
+  name: "mnist"
+  type: "Data"
+  top: "data"
+  top: "label"
+  include { phase: TRAIN }
+  transform_param { scale: 0.00390625 }
+  data_param { source: "train-images-idx3-ubyte.gz" batch_size: 64 backend: IDX }
+}
+layer {
+  name: "conv1"
+  type: "Convolution"
+  bottom: "data"
+  top: "conv1"
+  param { lr_mult: 1 }
+  param { lr_mult: 2 decay_mult: 0 }
+  convolution_param { num_output: 20 kernel_size: 5 stride: 1 weight_filler { type: "xavier" } bias_filler { type: "constant" } }
+}
+layer { name: "pool1" type: "Pooling" bottom: "conv1" top: "pool1" pooling_param { pool: MAX kernel_size: 2 stride: 2 } }
+layer { name: "ip" type: "InnerProduct" bottom: "pool1" top: "ip" inner_product_param { num_output: 10 weight_filler { type: "msra" } } }
+layer { name: "acc" type: "Accuracy" bottom: "ip" bottom: "label" top: "accuracy" include { phase: TEST } }
+layer { name: "loss" type: "SoftmaxWithLoss" bottom: "ip" bottom: "label" top: "loss" }
+)";
+
+TEST(Prototxt, ParsesACaffeNetWithItsFieldNames) {
+  auto net = ParseNetText(kNet, "lenet.prototxt");
+  ASSERT_TRUE(net.ok()) << net.status().message();
+  EXPECT_EQ(net->name(), "LeNet");
+  ASSERT_EQ(net->layer_size(), 6);
+  EXPECT_EQ(net->layer(1).param(1).lr_mult(), 2);
+  EXPECT_EQ(net->layer(1).param(1).decay_mult(), 0);
+  EXPECT_EQ(net->layer(1).convolution_param().weight_filler().type(), "xavier");
+  EXPECT_EQ(net->layer(0).data_param().backend(), caffe::DataParameter::IDX);
+}
+
+TEST(Prototxt, PhaseRulesSelectLayers) {
+  auto net = ParseNetText(kNet, "lenet.prototxt");
+  ASSERT_TRUE(net.ok());
+  EXPECT_EQ(NetForPhase(*net, caffe::TRAIN).layer_size(), 5);  // no Accuracy
+  EXPECT_EQ(NetForPhase(*net, caffe::TEST).layer_size(), 5);   // no TRAIN data
+}
+
+TEST(Prototxt, UnknownFieldIsRefusedWithNameAndLine) {
+  std::string text = "name: \"x\"\nlayer {\n  name: \"a\"\n  type: \"ReLU\"\n  bottom: \"d\" top: \"d\"\n  frobnicate: 3\n}\n";
+  auto net = ParseNetText(text, "net.prototxt");
+  ASSERT_FALSE(net.ok());
+  EXPECT_NE(net.status().message().find("net.prototxt:6:"), std::string::npos) << net.status().message();
+  EXPECT_NE(net.status().message().find("frobnicate"), std::string::npos) << net.status().message();
+}
+
+TEST(Prototxt, UnsupportedLayerIsRefusedWithNameAndLine) {
+  std::string text = "layer {\n  name: \"relu\"\n  type: \"ReLU\"\n  bottom: \"d\" top: \"d\"\n}\n"
+                     "layer {\n  name: \"norm1\"\n  type: \"LRN\"\n  bottom: \"d\" top: \"n\"\n}\n";
+  auto net = ParseNetText(text, "net.prototxt");
+  ASSERT_FALSE(net.ok());
+  const std::string& m = net.status().message();
+  EXPECT_NE(m.find("net.prototxt:8:"), std::string::npos) << m;
+  EXPECT_NE(m.find("'norm1'"), std::string::npos) << m;
+  EXPECT_NE(m.find("'LRN'"), std::string::npos) << m;
+}
+
+TEST(Prototxt, ParamBlockOfAnotherTypeIsRefused) {
+  std::string text = "layer {\n  name: \"r\"\n  type: \"ReLU\"\n  bottom: \"d\" top: \"d\"\n  pooling_param { pool: MAX }\n}\n";
+  auto net = ParseNetText(text, "n.prototxt");
+  ASSERT_FALSE(net.ok());
+  EXPECT_NE(net.status().message().find("n.prototxt:5: layer 'r' (ReLU) does not take pooling_param"), std::string::npos)
+      << net.status().message();
+}
+
+TEST(Prototxt, UnsupportedValuesAreRefused) {
+  auto stochastic = ParseNetText("layer {\n name: \"p\" type: \"Pooling\" bottom: \"a\" top: \"b\"\n pooling_param {\n  pool: STOCHASTIC kernel_size: 2 }\n}\n", "n");
+  ASSERT_FALSE(stochastic.ok());
+  EXPECT_NE(stochastic.status().message().find("n:4:"), std::string::npos) << stochastic.status().message();
+  auto filler = ParseNetText("layer { name: \"c\" type: \"InnerProduct\" bottom: \"a\" top: \"b\"\n inner_product_param { num_output: 2\n weight_filler { type: \"bilinear\" } } }", "n");
+  ASSERT_FALSE(filler.ok());
+  EXPECT_NE(filler.status().message().find("'bilinear'"), std::string::npos) << filler.status().message();
+  auto syntax = ParseNetText("layer {\n name: \"c\"\n", "n");
+  ASSERT_FALSE(syntax.ok());
+}
+
+TEST(Prototxt, SolverFields) {
+  auto solver = ParseSolverText(R"(net: "lenet.prototxt"
+test_iter: 100
+test_interval: 500
+base_lr: 0.01
+momentum: 0.9
+weight_decay: 0.0005
+lr_policy: "multistep"
+gamma: 0.1
+stepvalue: 100
+stepvalue: 200
+power: 0.75
+display: 100
+max_iter: 10000
+snapshot: 5000
+snapshot_prefix: "lenet"
+solver_mode: CPU
+type: "Nesterov"
+random_seed: 7
+)", "solver.prototxt");
+  ASSERT_TRUE(solver.ok()) << solver.status().message();
+  EXPECT_EQ(solver->stepvalue_size(), 2);
+  EXPECT_EQ(solver->type(), "Nesterov");
+  EXPECT_EQ(solver->random_seed(), 7);
+}
+
+TEST(Prototxt, SolverRefusesWhatItCannotDo) {
+  auto adagrad = ParseSolverText("net: \"n\"\nbase_lr: 0.1\nmax_iter: 10\ntype: \"AdaGrad\"\n", "s.prototxt");
+  ASSERT_FALSE(adagrad.ok());
+  EXPECT_NE(adagrad.status().message().find("s.prototxt:4:"), std::string::npos) << adagrad.status().message();
+  auto policy = ParseSolverText("net: \"n\"\nbase_lr: 0.1\nmax_iter: 10\nlr_policy: \"sigmoid\"\n", "s");
+  ASSERT_FALSE(policy.ok());
+  EXPECT_NE(policy.status().message().find("sigmoid"), std::string::npos);
+  auto field = ParseSolverText("net: \"n\"\nbase_lr: 0.1\nmax_iter: 10\niter_size: 2\n", "s");
+  ASSERT_FALSE(field.ok());
+  EXPECT_NE(field.status().message().find("iter_size"), std::string::npos);
+  EXPECT_NE(field.status().message().find("s:4:"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace shoal::train

@@ -1,0 +1,105 @@
+#include "train/uri.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <sstream>
+
+#include "storage/storage.h"
+
+namespace shoal::train {
+
+std::string LocalPath(const std::string& uri) {
+  if (uri.rfind("file://", 0) == 0) return uri.substr(7);
+  return uri;
+}
+
+bool IsLocal(const std::string& uri) {
+  std::string scheme = storage::UriScheme(uri);
+  return scheme.empty() || scheme == "file";
+}
+
+Status CheckUri(const std::string& uri, const std::string& what) {
+  if (uri.empty()) return InvalidArgument(what + " is empty");
+  auto opened = storage::OpenStorage(uri);
+  if (!opened.ok()) return opened.status().WithContext(what);
+  return Status::Ok();
+}
+
+Result<std::string> LocalCopy(const std::string& uri) {
+  RETURN_IF_ERROR(CheckUri(uri, "input"));
+  if (IsLocal(uri)) return LocalPath(uri);
+  const char* task_dir = std::getenv("SHOAL_TASK_DIR");
+  std::filesystem::path cache = task_dir != nullptr && *task_dir != '\0'
+                                    ? std::filesystem::path(task_dir) / "train-cache"
+                                    : std::filesystem::path("/tmp/shoal-train-cache");
+  std::string base = uri;
+  while (!base.empty() && base.back() == '/') base.pop_back();
+  std::filesystem::path local = cache / std::to_string(std::hash<std::string>{}(base)) / base.substr(base.rfind('/') + 1);
+  if (std::filesystem::exists(local)) return local.string();
+  ASSIGN_OR_RETURN(auto store, storage::OpenStorage(uri));
+  ASSIGN_OR_RETURN(auto objects, storage::Expand(*store, base));
+  std::filesystem::path partial = local.string() + ".part." + std::to_string(getpid());
+  for (const auto& object : objects) {
+    // One object named exactly: a file; otherwise a folder of objects (an LMDB).
+    std::filesystem::path target = object.uri == base ? partial : partial / object.uri.substr(base.size() + 1);
+    std::error_code ec;
+    std::filesystem::create_directories(target.parent_path(), ec);
+    RETURN_IF_ERROR(store->GetToFile(object.uri, target.string()));
+  }
+  std::error_code ec;
+  std::filesystem::rename(partial, local, ec);
+  if (ec && !std::filesystem::exists(local)) return Unavailable("cannot cache " + uri + " at " + local.string() + ": " + ec.message());
+  return local.string();
+}
+
+Result<std::string> ReadFileBytes(const std::string& uri) {
+  ASSIGN_OR_RETURN(std::string path, LocalCopy(uri));
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return NotFound("cannot read " + uri + ": no such file");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+Status WriteFileAtomic(const std::string& uri, const std::string& data) {
+  RETURN_IF_ERROR(CheckUri(uri, "output"));
+  if (!IsLocal(uri)) {
+    ASSIGN_OR_RETURN(auto store, storage::OpenStorage(uri));
+    return store->PutString(uri, data);
+  }
+  std::filesystem::path path(LocalPath(uri));
+  std::error_code ec;
+  if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path(), ec);
+  std::string tmp = path.string() + ".tmp." + std::to_string(getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) return Unavailable("cannot write " + tmp);
+    out.write(data.data(), static_cast<std::streamsize>(data.size()));
+    out.flush();
+    if (!out) {
+      std::remove(tmp.c_str());
+      return ResourceExhausted("cannot write " + tmp + " (disk full?)");
+    }
+  }
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) return Unavailable("cannot rename " + tmp + " to " + path.string() + ": " + ec.message());
+  return Status::Ok();
+}
+
+std::string UriDir(const std::string& uri) {
+  auto slash = uri.rfind('/');
+  if (slash == std::string::npos) return "";
+  return uri.substr(0, slash);
+}
+
+std::string UriJoin(const std::string& dir, const std::string& name) {
+  if (dir.empty() || (!name.empty() && name[0] == '/') || name.find("://") != std::string::npos) return name;
+  return dir.back() == '/' ? dir + name : dir + "/" + name;
+}
+
+}  // namespace shoal::train

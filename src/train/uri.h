@@ -1,0 +1,31 @@
+// Where `shoal train` reads its inputs and writes its models: local paths, file:// URIs and
+// every scheme of Shoal's storage (src/storage: s3://, ...).
+//
+// Contract:
+//  - LocalPath("file:///a/b") is "/a/b"; a plain path is returned as it is.
+//  - CheckUri refuses a URI with an unknown scheme (kInvalidArgument naming it).
+//  - LocalCopy returns a local path for a URI: the path itself for local ones; for remote
+//    ones the object (or every object under the prefix: an LMDB folder) is downloaded
+//    once into a cache ($SHOAL_TASK_DIR/train-cache, else /tmp/shoal-train-cache).
+//  - WriteFileAtomic: readers see the old object or the new one, never half of one (local:
+//    "<path>.tmp.<pid>" renamed over the path, parent folders created; remote: one put).
+// Thread-safety: functions over the file system and the storage, safe from any thread.
+#pragma once
+
+#include <string>
+
+#include "common/status.h"
+
+namespace shoal::train {
+
+std::string LocalPath(const std::string& uri);
+bool IsLocal(const std::string& uri);
+Status CheckUri(const std::string& uri, const std::string& what);
+Result<std::string> LocalCopy(const std::string& uri);
+Result<std::string> ReadFileBytes(const std::string& uri);
+Status WriteFileAtomic(const std::string& uri, const std::string& data);
+// The directory part of a URI ("" for a bare file name) and a sibling of it.
+std::string UriDir(const std::string& uri);
+std::string UriJoin(const std::string& dir, const std::string& name);
+
+}  // namespace shoal::train

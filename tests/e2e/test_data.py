@@ -1,0 +1,468 @@
+"""Data management against a real S3 service: a single-node Ceph with its RADOS Gateway on
+loopback (scripts/ceph-up.sh), started once for the session and stopped at its end.
+Inputs in the three modes (download, placeholder, stream), outputs committed with
+_SUCCESS, Save Model during a run, and the inputs refused before anything starts."""
+import json
+import os
+import re
+import subprocess
+import time
+import urllib.parse
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO, processes_with_env, wait_for, write_spec
+
+pytestmark = pytest.mark.slow
+
+BUCKET = "shoal-e2e"
+
+
+class S3:
+    """Just enough S3 for the tests, through curl's SigV4 (the service under test is
+    Shoal's own client; this one only prepares and inspects)."""
+
+    def __init__(self, env):
+        self.endpoint = env["AWS_ENDPOINT_URL"]
+        self.base = ["curl", "-sS", "--aws-sigv4", "aws:amz:us-east-1:s3",
+                     "--user", f"{env['AWS_ACCESS_KEY_ID']}:{env['AWS_SECRET_ACCESS_KEY']}",
+                     "-H", "x-amz-content-sha256: UNSIGNED-PAYLOAD"]
+
+    def _curl(self, *args, data=None):
+        result = subprocess.run([*self.base, "-w", "\n%{http_code}", *args], input=data, capture_output=True,
+                                timeout=60)
+        body, _, code = result.stdout.rpartition(b"\n")
+        return int(code or 0), body
+
+    def put(self, key, data: bytes):
+        code, body = self._curl("-X", "PUT", "--data-binary", "@-", f"{self.endpoint}/{BUCKET}/{key}", data=data)
+        assert code == 200, (code, body)
+
+    def make_bucket(self, bucket=BUCKET):
+        code, body = self._curl("-X", "PUT", f"{self.endpoint}/{bucket}")
+        assert code in (200, 409), (code, body)
+
+    def get(self, key):
+        code, body = self._curl(f"{self.endpoint}/{BUCKET}/{key}")
+        return body if code == 200 else None
+
+    def keys(self, prefix):
+        found, token = [], None
+        while True:
+            query = {"list-type": "2", "prefix": prefix}
+            if token:
+                query["continuation-token"] = token
+            encoded = "&".join(f"{k}={urllib.parse.quote(v, safe='')}" for k, v in sorted(query.items()))
+            code, body = self._curl(f"{self.endpoint}/{BUCKET}?{encoded}")
+            assert code == 200, body
+            text = body.decode()
+            found += re.findall(r"<Key>([^<]*)</Key>", text)
+            if "<IsTruncated>true</IsTruncated>" not in text:
+                return found
+            token = re.search(r"<NextContinuationToken>([^<]*)<", text).group(1)
+
+
+@pytest.fixture(scope="session")
+def ceph():
+    """The endpoint and credentials of the session's Ceph RADOS Gateway."""
+    state = Path(os.environ.get("SHOAL_CEPH_DIR", "/var/tmp/shoal-ceph"))
+    up = subprocess.run([str(REPO / "scripts" / "ceph-up.sh")], capture_output=True, text=True, timeout=180)
+    assert up.returncode == 0, up.stdout + up.stderr
+    env = dict(line.split("=", 1) for line in (state / "s3.env").read_text().split())
+    s3 = S3(env)
+    s3.make_bucket()
+    yield env, s3
+    subprocess.run([str(REPO / "scripts" / "ceph-down.sh")], capture_output=True, timeout=120)
+
+
+@pytest.fixture
+def s3_shoal(shoal, ceph):
+    env, s3 = ceph
+    shoal.env.update(env)
+    return shoal, s3
+
+
+def prefix_for(request):
+    return f"{request.node.name}-{os.getpid()}-{int(time.time() * 1000)}"
+
+
+WORKER = r'''
+import os, sys, json
+task = f"{os.environ['SHOAL_ROLE']}-{os.environ['SHOAL_INDEX']}" if 'SHOAL_ROLE' in os.environ else os.environ.get('SHOAL_TASK_DIR').rsplit('/', 1)[1]
+seen = {"download": [], "placeholder": [], "stream": []}
+folder = os.environ["SHOAL_INPUT_TRAIN_DIR"]
+for root, _, files in os.walk(folder):
+    for name in files:
+        with open(os.path.join(root, name)) as f:
+            seen["download"] += f.read().split()
+seen["placeholder"] = [u for u in os.environ.get("SHOAL_INPUT_VAL", "").split(",") if u]
+assert open(os.environ["SHOAL_INPUT_VAL_FILE"]).read().split() == seen["placeholder"]
+seen["stream"] = sys.stdin.read().split()
+out = os.environ["SHOAL_OUTPUT_MODEL_DIR"]
+with open(os.path.join(out, "model.txt"), "w") as f:
+    f.write(f"model of {task}\n")
+print("SEEN " + json.dumps(seen))
+'''
+
+
+def records(s3, prefix, files=5):
+    """Objects of different sizes holding numbered lines; returns every line."""
+    lines = []
+    for f in range(files):
+        part = [f"{prefix}-f{f}-r{i}" for i in range(40 * (f + 1))]
+        s3.put(f"{prefix}/part-{f}.txt", ("\n".join(part) + "\n").encode())
+        lines += part
+    return lines
+
+
+def test_a_two_worker_job_reads_s3_in_three_modes_and_commits_its_outputs(s3_shoal, tmp_path, request):
+    shoal, s3 = s3_shoal
+    prefix = prefix_for(request)
+    lines = records(s3, prefix)
+    (tmp_path / "worker.py").write_text(WORKER)
+    spec = write_spec(tmp_path, f"""
+name: three-modes
+inputs:
+  - {{name: train, uri: "s3://{BUCKET}/{prefix}/part-*.txt", mode: download}}
+  - {{name: val, uri: "s3://{BUCKET}/{prefix}/", mode: placeholder}}
+  - {{name: feed, uri: "s3://{BUCKET}/{prefix}/part-*.txt", mode: stream, epochs: 2, shuffle: true}}
+outputs:
+  - {{name: model, path: model, uri: "s3://{BUCKET}/{prefix}-out/model"}}
+roles:
+  worker:
+    instances: 2
+    cpus: 0.5
+    memory: 256M
+    command: /usr/bin/python3 worker.py
+""")
+    _, job_id = shoal.run_job(spec, check=0, timeout=180)
+    seen = []
+    for index in (0, 1):
+        log = shoal.logs(job_id, index=index)
+        match = re.search(r"^SEEN (.*)$", log, re.M)
+        assert match, log
+        seen.append(json.loads(match.group(1)))
+    # download: whole files, each to exactly one worker, every record once.
+    assert sorted(seen[0]["download"] + seen[1]["download"]) == sorted(lines)
+    assert seen[0]["download"] and seen[1]["download"], "both workers got a share"
+    # placeholder: every URI once, as URIs.
+    uris = seen[0]["placeholder"] + seen[1]["placeholder"]
+    assert sorted(uris) == [f"s3://{BUCKET}/{prefix}/part-{f}.txt" for f in range(5)]
+    assert seen[0]["placeholder"] and seen[1]["placeholder"]
+    # stream: line boundaries kept, 2 epochs, every record exactly once per epoch.
+    assert sorted(seen[0]["stream"] + seen[1]["stream"]) == sorted(lines * 2)
+    assert abs(len(seen[0]["stream"]) - len(seen[1]["stream"])) < 0.2 * len(lines), "balanced by size"
+    # outputs: one folder per task, committed with _SUCCESS, no _temporary left.
+    keys = s3.keys(f"{prefix}-out/model/")
+    for index in (0, 1):
+        assert f"{prefix}-out/model/worker-{index}/_SUCCESS" in keys, keys
+        assert s3.get(f"{prefix}-out/model/worker-{index}/model.txt") == f"model of worker-{index}\n".encode()
+    assert not [k for k in keys if "_temporary" in k], keys
+
+
+def test_save_model_during_a_run_makes_a_timestamped_copy(s3_shoal, tmp_path, request):
+    shoal, s3 = s3_shoal
+    prefix = prefix_for(request)
+    release = tmp_path / "release"
+    spec = write_spec(tmp_path, f"""
+name: save-model
+outputs:
+  - {{name: model, uri: "s3://{BUCKET}/{prefix}/model", from: "worker[0]"}}
+roles:
+  worker:
+    instances: 2
+    cpus: 0.25
+    memory: 128M
+    command: >-
+      /bin/sh -c 'echo step-100 > $SHOAL_OUTPUT_MODEL_DIR/weights.txt;
+      while [ ! -e {release} ]; do sleep 0.2; done; echo final > $SHOAL_OUTPUT_MODEL_DIR/weights.txt'
+""")
+    job_id = shoal.submit(spec)
+    shoal.wait_state(job_id, "RUNNING", timeout=60)
+    wait_for(lambda: all(t.get("state") == "RUNNING" for t in shoal.status(job_id)["attempts"][-1]["tasks"]), 30,
+             what="both tasks running")
+    saved = shoal.run("save-model", job_id, check=0, timeout=120)
+    match = re.search(r"saved (\S+): (s3://\S+)", saved.stdout)
+    assert match, saved.stdout + saved.stderr
+    name, uri = match.groups()
+    assert re.fullmatch(r"\d{8}-\d{6}(-\d+)?", name)
+    assert uri == f"s3://{BUCKET}/{prefix}/model/saved-{name}"
+    assert s3.get(f"{prefix}/model/saved-{name}/weights.txt") == b"step-100\n"
+    assert s3.get(f"{prefix}/model/saved-{name}/_SUCCESS") is not None
+    status = shoal.run("status", job_id, check=0).stdout
+    assert "saved models:" in status and name in status and "saved" in status, status
+    release.touch()
+    assert shoal.run("wait", job_id).returncode == 0
+    assert s3.get(f"{prefix}/model/weights.txt") == b"final\n", "from: worker[0] commits to the URI itself"
+    assert s3.get(f"{prefix}/model/_SUCCESS") is not None
+
+
+@pytest.mark.parametrize("uri,expected", [
+    ("s3://{bucket}/{prefix}/nothing-*.csv", "matches no file or object"),
+    ("hdfs://namenode/data/x", "unknown storage scheme 'hdfs://'"),
+    ("s3://shoal-no-such-bucket/data/x", "\"shoal-no-such-bucket\" does not exist"),
+])
+def test_bad_inputs_are_refused_before_anything_starts(s3_shoal, tmp_path, request, uri, expected):
+    shoal, s3 = s3_shoal
+    spec = write_spec(tmp_path, f"""
+name: bad-input
+inputs: [{{name: train, uri: "{uri.format(bucket=BUCKET, prefix=prefix_for(request))}"}}]
+roles:
+  worker: {{instances: 2, cpus: 0.25, memory: 64M, command: "true"}}
+""")
+    result = shoal.run("submit", str(spec))
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert expected in result.stderr, result.stderr
+    assert not (shoal.home / "jobs").exists() or not list((shoal.home / "jobs").iterdir()), "nothing started"
+
+
+def test_wrong_credentials_give_a_clear_error(s3_shoal, tmp_path, request):
+    shoal, s3 = s3_shoal
+    prefix = prefix_for(request)
+    s3.put(f"{prefix}/a.txt", b"x\n")
+    shoal.env["AWS_SECRET_ACCESS_KEY"] = "not-the-secret"
+    spec = write_spec(tmp_path, f"""
+name: bad-credentials
+inputs: [{{name: train, uri: "s3://{BUCKET}/{prefix}/a.txt"}}]
+roles:
+  worker: {{instances: 1, cpus: 0.25, memory: 64M, command: "true"}}
+""")
+    result = shoal.run("submit", str(spec))
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "refused the credentials" in result.stderr and "AWS_SECRET_ACCESS_KEY" in result.stderr, result.stderr
+
+
+class CuttingProxy:
+    """An HTTP proxy in front of the gateway that answers one request per connection and
+    cuts the body of every GET for a key holding `cut` halfway: a connection broken
+    mid-download, every time."""
+
+    def __init__(self, upstream, cut):
+        import socket
+        import threading
+        self.upstream = urllib.parse.urlparse(upstream)
+        self.cut = cut.encode()
+        self.cuts = 0
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    @staticmethod
+    def _read_message(sock, first=b""):
+        data = first
+        while b"\r\n\r\n" not in data:
+            chunk = sock.recv(65536)
+            if not chunk:
+                return data
+            data += chunk
+        head, _, body = data.partition(b"\r\n\r\n")
+        length = re.search(rb"(?im)^content-length:\s*(\d+)", head)
+        want = int(length.group(1)) if length else 0
+        while len(body) < want:
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            body += chunk
+        return head + b"\r\n\r\n" + body
+
+    def _serve(self):
+        import socket
+        import threading
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._one, args=(client, socket), daemon=True).start()
+
+    def _one(self, client, socket):
+        with client:
+            request = self._read_message(client)
+            if not request:
+                return
+            head, _, body = request.partition(b"\r\n\r\n")
+            lines = [l for l in head.split(b"\r\n") if not l.lower().startswith(b"connection:")]
+            lines.append(b"Connection: close")
+            up = socket.create_connection((self.upstream.hostname, self.upstream.port))
+            with up:
+                up.sendall(b"\r\n".join(lines) + b"\r\n\r\n" + body)
+                reply = b""
+                while chunk := up.recv(1 << 20):
+                    reply += chunk
+            rhead, _, rbody = reply.partition(b"\r\n\r\n")
+            rlines = [l for l in rhead.split(b"\r\n") if not l.lower().startswith(b"connection:")]
+            rlines.append(b"Connection: close")
+            out = b"\r\n".join(rlines) + b"\r\n\r\n"
+            if lines[0].startswith(b"GET ") and self.cut in lines[0] and len(rbody) > 2:
+                self.cuts += 1
+                client.sendall(out + rbody[:len(rbody) // 2])
+                return  # closed with half the body sent
+            client.sendall(out + rbody)
+
+    def close(self):
+        self.listener.close()
+
+
+def test_a_connection_broken_mid_download_is_retried_then_fails_naming_the_object(s3_shoal, tmp_path, request):
+    shoal, s3 = s3_shoal
+    prefix = prefix_for(request)
+    s3.put(f"{prefix}/fine.bin", b"f" * 1000)
+    s3.put(f"{prefix}/broken.bin", b"b" * 300_000)
+    proxy = CuttingProxy(shoal.env["AWS_ENDPOINT_URL"], "broken.bin")
+    try:
+        shoal.env.update(AWS_ENDPOINT_URL=f"http://127.0.0.1:{proxy.port}", SHOAL_S3_MAX_ATTEMPTS="3")
+        spec = write_spec(tmp_path, f"""
+name: broken-download
+inputs: [{{name: train, uri: "s3://{BUCKET}/{prefix}/*.bin"}}]
+roles:
+  worker: {{instances: 1, cpus: 0.25, memory: 64M, command: "echo the program ran"}}
+""")
+        result, job_id = shoal.run_job(spec, check=1, timeout=120)
+        status = shoal.status(job_id)
+        task = status["attempts"][-1]["tasks"][0]
+        assert f"s3://{BUCKET}/{prefix}/broken.bin" in task["message"], task
+        assert "after 3 tries" in task["message"], task
+        assert proxy.cuts == 3, "the download was tried 3 times"
+        assert "the program ran" not in shoal.logs(job_id)
+    finally:
+        proxy.close()
+
+
+def test_a_full_local_disk_while_downloading_gives_a_clear_error(s3_shoal, tmp_path, request):
+    shoal, s3 = s3_shoal
+    if os.geteuid() != 0:
+        pytest.skip("mounting a small tmpfs needs root")
+    prefix = prefix_for(request)
+    s3.put(f"{prefix}/big.bin", os.urandom(6 << 20))
+    jobs = shoal.home / "jobs"
+    jobs.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(jobs)], check=True)
+    try:
+        spec = write_spec(tmp_path, f"""
+name: full-disk
+inputs: [{{name: train, uri: "s3://{BUCKET}/{prefix}/big.bin"}}]
+roles:
+  worker: {{instances: 1, cpus: 0.25, memory: 64M, command: "true"}}
+""")
+        result, job_id = shoal.run_job(spec, check=1, timeout=120)
+        task = shoal.status(job_id)["attempts"][-1]["tasks"][0]
+        assert "the local disk is full" in task["message"], task
+        assert f"s3://{BUCKET}/{prefix}/big.bin" in task["message"], task
+    finally:
+        shoal.run("server", "--stop", "--home", str(shoal.home))
+        subprocess.run(["umount", "-l", str(jobs)])
+
+
+def test_a_task_killed_during_its_upload_leaves_no_success_and_no_committed_output(s3_shoal, tmp_path, request):
+    shoal, s3 = s3_shoal
+    prefix = prefix_for(request)
+    shoal.env.update(SHOAL_S3_PARALLELISM="1")
+    spec = write_spec(tmp_path, f"""
+name: killed-upload
+outputs: [{{name: model, uri: "s3://{BUCKET}/{prefix}/model", from: "worker[0]"}}]
+roles:
+  worker:
+    instances: 1
+    cpus: 0.25
+    memory: 256M
+    command: >-
+      /usr/bin/python3 -c "import os; d = os.environ['SHOAL_OUTPUT_MODEL_DIR'];
+      [open(os.path.join(d, 'shard-%04d.bin' % i), 'wb').write(os.urandom(256 << 10)) for i in range(2000)]"
+""")
+    job_id = shoal.submit(spec)
+    wait_for(lambda: [k for k in s3.keys(f"{prefix}/model/") if "_temporary" in k], 120, 0.05,
+             what="the upload to start")
+    shoal.run("kill", job_id, check=0, timeout=60)
+    keys = s3.keys(f"{prefix}/model/")
+    assert f"{prefix}/model/_SUCCESS" not in keys
+    assert not [k for k in keys if "_temporary" not in k], keys
+    assert len([k for k in keys if "_temporary" in k]) < 2000, "the kill came during the upload"
+
+
+def test_a_shared_file_system_input_streams_and_outputs_commit_to_a_folder(shoal, tmp_path):
+    """Plain paths and file:// (NFS, Lustre): no S3 needed."""
+    data = tmp_path / "data"
+    data.mkdir()
+    lines = [f"line-{i}" for i in range(5000)]
+    (data / "a.txt").write_text("\n".join(lines[:3000]) + "\n")
+    (data / "b.txt").write_text("\n".join(lines[3000:]))  # no newline at the end
+    out = tmp_path / "out"
+    spec = write_spec(tmp_path, f"""
+name: shared-fs
+inputs: [{{name: feed, uri: "file://{data}/*.txt", mode: stream}}]
+outputs: [{{name: counts, uri: out, on_failure: true}}]
+roles:
+  worker:
+    instances: 2
+    cpus: 0.25
+    memory: 64M
+    command: /bin/sh -c 'sort > $SHOAL_OUTPUT_COUNTS_DIR/lines.txt'
+""")
+    shoal.run_job(spec, check=0, timeout=120)
+    got = []
+    for index in (0, 1):
+        assert (out / f"worker-{index}" / "_SUCCESS").read_text() == "lines.txt\n"
+        got += (out / f"worker-{index}" / "lines.txt").read_text().split()
+    assert sorted(got) == sorted(lines), "every line reached exactly one task"
+    assert not list(out.glob("**/_temporary/**/*.txt"))
+
+
+def test_an_input_gone_by_the_time_the_job_starts_fails_it_before_any_task(shoal, tmp_path):
+    """The client checks inputs at submit; a spec posted straight to the API (or data
+    deleted meanwhile) is caught by the job master, which starts no task."""
+    import urllib.request
+    warm_up = write_spec(tmp_path, "roles: {worker: {cpus: 0.25, memory: 64M, command: 'true'}}", "warm.yaml")
+    assert shoal.run("wait", shoal.submit(warm_up)).returncode == 0  # starts the embedded server
+    url = json.loads((shoal.home / "server.json").read_text())["url"]
+    spec = f"""
+name: vanished
+inputs: [{{name: train, uri: "{tmp_path}/gone/*.csv"}}]
+roles:
+  worker: {{instances: 2, cpus: 0.25, memory: 64M, command: "echo started"}}
+"""
+    body = json.dumps({"spec": spec, "base_dir": str(tmp_path), "user": "test"}).encode()
+    request = urllib.request.Request(f"{url}/api/v1/jobs", body, {"Content-Type": "application/json",
+                                                                   "Connection": "close"})
+    with urllib.request.urlopen(request) as reply:
+        job_id = json.loads(reply.read())["id"]
+    status = shoal.wait_state(job_id, "FAILED", timeout=60)
+    assert "matches no file or object" in status["message"], status
+    assert "gone/*.csv" in status["message"], status
+    assert all(t.get("state") in ("PENDING", None) or not t.get("pid") for t in status["attempts"][-1]["tasks"]), status
+
+
+def test_stream_mode_a_slow_reader_slows_the_feed_and_a_reader_may_stop_early(shoal, tmp_path):
+    big = tmp_path / "big.txt"
+    line = b"x" * 99 + b"\n"
+    with open(big, "wb") as f:
+        for _ in range(200):
+            f.write(line * 10_000)  # 200 MB in all
+    spec = write_spec(tmp_path, f"""
+name: slow-reader
+inputs: [{{name: feed, uri: "{big}", mode: stream}}]
+roles:
+  worker: {{instances: 1, cpus: 0.25, memory: 256M, command: "sleep 4; wc -l"}}
+  early: {{instances: 1, cpus: 0.25, memory: 64M, command: "head -n 3 > /dev/null; echo stopped early"}}
+""")
+    job_id = shoal.submit(spec)
+
+    def agent_rss_kb():
+        for pid in processes_with_env(f"SHOAL_HOME={shoal.home}"):
+            try:
+                cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+                if b"container" in cmdline and b"worker" in cmdline:
+                    status = Path(f"/proc/{pid}/status").read_text()
+                    return int(re.search(r"VmRSS:\s+(\d+)", status).group(1))
+            except (OSError, AttributeError):
+                continue
+        return None
+
+    rss = wait_for(agent_rss_kb, 30, what="the worker's container agent")
+    time.sleep(2)  # the reader sleeps: the feed must wait on the pipe, not buffer the file
+    rss = max(rss, agent_rss_kb() or 0)
+    assert rss < 80_000, f"the agent holds {rss} kB while its program does not read"
+    assert shoal.run("wait", job_id).returncode == 0, shoal.log_tails()
+    assert shoal.logs(job_id, role="worker").split()[0] == "1000000"
+    assert "stopped early" in shoal.logs(job_id, role="early")

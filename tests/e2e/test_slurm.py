@@ -1,0 +1,244 @@
+"""The Slurm backend on a real Slurm cluster: scripts/slurm-up.sh starts slurmctld and two
+slurmd, each in its own network namespace with its own address and hostname (node1 at
+10.253.0.11, node2 at 10.253.0.12, 4 CPUs, 4000 MB and 2 fake GPUs each). The Shoal server
+runs here and listens on the bridge (10.253.0.1), where the nodes reach it."""
+import os
+import re
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO, wait_for, write_spec
+
+pytestmark = pytest.mark.slow
+BRIDGE = "10.253.0.1"
+NODE_ADDRS = {"node1": "10.253.0.11", "node2": "10.253.0.12"}
+SLURM_DAEMONS = {"slurmctld", "slurmd", "slurmstepd"}
+
+
+def slurm(*args):
+    return subprocess.run(list(args), capture_output=True, text=True, timeout=60, env=dict(os.environ)).stdout
+
+
+def slurm_processes():
+    """Pids of Slurm's live daemons and steps on this machine, by their command name."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+                name, state = stat[stat.index("(") + 1:stat.rindex(")")], stat[stat.rindex(")") + 2]
+                if name in SLURM_DAEMONS and state != "Z":
+                    found.append(int(entry))
+            except (OSError, ValueError, IndexError):
+                pass
+    return found
+
+
+@pytest.fixture(scope="session")
+def slurm_cluster():
+    if os.geteuid() != 0 or not shutil.which("slurmctld"):
+        pytest.skip("needs root and Slurm (scripts/install-deps.sh installs slurm-wlm and munge)")
+    up = subprocess.run([str(REPO / "scripts/slurm-up.sh")], capture_output=True, text=True, timeout=120)
+    assert up.returncode == 0, up.stderr
+    yield
+    down = subprocess.run([str(REPO / "scripts/slurm-down.sh")], capture_output=True, text=True, timeout=120)
+    assert down.returncode == 0, down.stderr
+    wait_for(lambda: not slurm_processes(), 10, what=f"no Slurm process to be left: {slurm_processes()}")
+
+
+@pytest.fixture
+def on_slurm(shoal, slurm_cluster):
+    """A Shoal server whose jobs run on the Slurm cluster."""
+    shoal.start_server("--cluster", "slurm", "--host", BRIDGE)
+    yield shoal
+    # Nothing of this test's jobs may be left in Slurm; what is, is cancelled so the next
+    # test starts on an empty cluster.
+    try:
+        wait_for(lambda: not slurm("squeue", "-h").strip(), 20, what="Slurm's queue to empty")
+    finally:
+        left = slurm("squeue", "-h", "-o", "%i %j %T")
+        if left.strip():
+            slurm("scancel", "--user=root")
+            wait_for(lambda: not slurm("squeue", "-h").strip(), 30, what="cancelled jobs to end")
+    assert not left.strip(), f"jobs left in Slurm after the test:\n{left}"
+    assert not slurm("squeue", "-h", "--steps").strip()
+    shoal.stop_server()  # SIGTERM and reap here; `shoal server --stop` would wait on the unreaped child
+
+
+def tasks_of(detail):
+    return {(t["role"], t["index"]): t for t in detail["attempts"][-1]["tasks"]}
+
+
+def test_job_runs_one_task_on_each_node_with_the_nodes_addresses(on_slurm, tmp_path):
+    # 2500 MB per task: a node (4000 MB) holds one, so Slurm puts them on different nodes.
+    spec = write_spec(tmp_path, """
+name: two-nodes
+cluster: slurm
+roles:
+  worker:
+    instances: 2
+    memory: 2500M
+    command: 'echo "on $(hostname) SHOAL_HOST=$SHOAL_HOST"; echo "reporter progress:1.0" >&2'
+""")
+    on_slurm.run_job(spec, check=0)
+    detail = on_slurm.status("job-1")
+    assert detail["state"] == "SUCCEEDED"
+    tasks = tasks_of(detail)
+    hosts = sorted(t["host"] for t in tasks.values())
+    assert hosts == sorted(NODE_ADDRS.values()), hosts
+    for index in (0, 1):
+        log = on_slurm.logs("job-1", index=index)
+        match = re.search(r"on (node\d) SHOAL_HOST=(\S+)", log)
+        assert match, log
+        assert NODE_ADDRS[match.group(1)] == match.group(2) == tasks[("worker", index)]["host"]
+    # The batch script Shoal wrote is a record of what it asked of Slurm.
+    script = (on_slurm.home / "jobs/job-1/attempt-1/batch.sh").read_text()
+    assert "--ntasks=2 --cpus-per-task=1 --mem-per-cpu=2500M" in script
+
+
+def test_fashion_mnist_ddp_trains_across_two_nodes(on_slurm):
+    result, job = on_slurm.run_job(
+        REPO / "examples/fashion-mnist-ddp/job.yaml", "--cluster", "slurm",
+        "--command", "worker=/usr/bin/python3 train.py --epochs 1 --train-limit 2000 --test-limit 500",
+        # Gloo must use the node's own interface inside its namespace (docs/slurm.md).
+        "--env", "GLOO_SOCKET_IFNAME=eth0", check=0, timeout=300)
+    detail = on_slurm.status(job)
+    assert detail["state"] == "SUCCEEDED", on_slurm.log_tails()
+    assert sorted(t["host"] for t in tasks_of(detail).values()) == sorted(NODE_ADDRS.values())
+    assert "accuracy" in on_slurm.logs(job, index=0).lower()
+
+
+def test_gpu_tasks_see_the_gpus_slurm_assigned(on_slurm, tmp_path):
+    # Two roles: two components of a heterogeneous job, which Slurm puts on different nodes.
+    spec = write_spec(tmp_path, """
+name: gpus
+roles:
+  worker:
+    instances: 2
+    memory: 100M
+    gpus: 1
+    command: 'echo "gpu=[$CUDA_VISIBLE_DEVICES] on $(hostname)"'
+  ps:
+    instances: 1
+    memory: 100M
+    command: 'echo "gpu=[$CUDA_VISIBLE_DEVICES] on $(hostname)"'
+""")
+    on_slurm.run_job(spec, check=0, timeout=120)
+    detail = on_slurm.status("job-1")
+    seen = {}
+    for (role, index), task in tasks_of(detail).items():
+        match = re.search(r"gpu=\[(\S*)\] on (node\d)", on_slurm.logs("job-1", role=role, index=index))
+        assert match, on_slurm.log_tails()
+        seen[(role, index)] = (match.group(1), match.group(2))
+        # What the task saw is what Slurm gave it, and what status shows.
+        assert match.group(1) == ",".join(str(g) for g in task["gpus"])
+    assert seen[("ps", 0)][0] == ""  # no GPU asked, none visible
+    workers = [seen[("worker", i)] for i in range(2)]
+    assert all(gpu in ("0", "1") for gpu, _ in workers), workers
+    assert len(set(workers)) == 2, f"two tasks on one node got the same GPU: {workers}"
+
+
+def test_jobs_slurm_cannot_run_are_refused_at_submit(on_slurm, tmp_path):
+    spec = write_spec(tmp_path, """
+name: three-roles
+roles:
+  a: {command: 'true', memory: 100M}
+  b: {command: 'true', memory: 100M}
+  c: {command: 'true', memory: 100M}
+""")
+    result = on_slurm.run("submit", str(spec), check=2)
+    assert "3 roles but the Slurm cluster has 2 usable node(s)" in result.stderr, result.stderr
+    mpi_spec = write_spec(tmp_path, "name: mpi\nframework: mpi\nroles:\n  worker: {command: 'true'}\n", "mpi.yaml")
+    mpi = on_slurm.run("submit", str(mpi_spec), check=2)
+    assert "mpi jobs do not run on the Slurm backend" in mpi.stderr, mpi.stderr
+
+
+def test_kill_leaves_no_step_running(on_slurm, tmp_path):
+    spec = write_spec(tmp_path, """
+name: sleeper
+roles:
+  worker:
+    instances: 2
+    memory: 2500M
+    command: 'echo "started on $(hostname)"; sleep 600'
+""")
+    job = on_slurm.submit(spec)
+    wait_for(lambda: (d := on_slurm.status(job))["attempts"] and len(
+        [t for t in tasks_of(d).values() if t["state"] == "RUNNING"]) == 2, 60, what="both tasks to run")
+    assert len(slurm("squeue", "-h", "--steps").splitlines()) >= 2
+    # Each task's log reaches the server while the job runs, from whichever node it is on.
+    for index in (0, 1):
+        wait_for(lambda: "started on node" in on_slurm.logs(job, index=index), 15, what=f"worker[{index}]'s log")
+    on_slurm.run("kill", job, check=0)
+    on_slurm.wait_state(job, "KILLED", timeout=60)
+    assert not slurm("squeue", "-h", "--steps").strip()
+    wait_for(lambda: not on_slurm.job_processes(job), 15, what="the job's processes to end")
+
+
+def test_a_job_larger_than_the_cluster_is_refused(on_slurm, tmp_path):
+    spec = write_spec(tmp_path, """
+name: too-big
+roles:
+  worker:
+    instances: 3
+    cpus: 4
+    command: 'true'
+""")
+    result = on_slurm.run("submit", str(spec), check=2)
+    assert "more than the whole cluster has (8 CPUs" in result.stderr, result.stderr
+    too_many_gpus = on_slurm.run("submit", str(spec), "--instances", "worker=1", "--cpus", "worker=1",
+                                 "--gpus", "worker=3", check=2)
+    assert "3 GPUs but the largest node has 2" in too_many_gpus.stderr, too_many_gpus.stderr
+    assert not slurm("squeue", "-h").strip()  # nothing reached Slurm
+
+
+def test_a_waiting_job_shows_slurms_reason(on_slurm, tmp_path):
+    blocker = slurm("sbatch", "--parsable", "-N2", "--exclusive", "-o", "/dev/null", "--wrap", "sleep 120").strip()
+    try:
+        spec = write_spec(tmp_path, "name: waits\nroles:\n  worker:\n    command: 'true'\n")
+        job = on_slurm.submit(spec)
+        detail = wait_for(lambda: (d := on_slurm.status(job)) and "waiting for Slurm" in d.get("message", "") and d,
+                          30, what="Slurm's reason in the status")
+        assert "PENDING" in detail["message"], detail["message"]
+        text = on_slurm.run("status", job, check=0).stdout
+        assert "waiting for Slurm" in text
+    finally:
+        slurm("scancel", blocker)
+    on_slurm.wait_state(job, "SUCCEEDED", timeout=60)
+
+
+def test_node_failure_fails_the_attempt_naming_the_node_and_the_retry_succeeds(on_slurm, tmp_path):
+    spec = write_spec(tmp_path, """
+name: survives
+max_attempts: 2
+timeouts:
+  heartbeat: 60s
+roles:
+  worker:
+    instances: 2
+    memory: 2500M
+    command: 'if [ "$SHOAL_ATTEMPT" = 1 ]; then sleep 600; fi; echo done on $(hostname)'
+""")
+    job = on_slurm.submit(spec)
+    detail = wait_for(lambda: (d := on_slurm.status(job))["attempts"] and len(
+        [t for t in tasks_of(d).values() if t["state"] == "RUNNING"]) == 2 and d, 60, what="both tasks to run")
+    am_host = detail["attempts"][-1]["am_addr"].split(":")[0]
+    victim = next(n for n, addr in NODE_ADDRS.items() if addr != am_host)
+    number = victim.removeprefix("node")
+    subprocess.run([str(REPO / "scripts/slurm-node.sh"), "stop", number], check=True, timeout=30)
+    try:
+        wait_for(lambda: len(on_slurm.status(job)["attempts"]) == 2, 90, interval=0.5,
+                 what="the node failure to end attempt 1")
+        first = on_slurm.status(job)["attempts"][0]
+        assert first["state"] == "FAILED"
+        assert f"node {victim} failed" in first["message"] and "NODE_FAIL" in first["message"], first
+    finally:
+        subprocess.run([str(REPO / "scripts/slurm-node.sh"), "start", number], check=True, timeout=30)
+    detail = on_slurm.wait_state(job, "SUCCEEDED", timeout=120)
+    assert len(detail["attempts"]) == 2
+    # The restarted slurmd ends what its node still ran of the failed attempt.
+    wait_for(lambda: not on_slurm.job_processes(job), 60, what="attempt 1's leftovers on the failed node to end")
