@@ -20,6 +20,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench/common/bench_server.h"
 #include "common/clock.h"
 #include "common/files.h"
 #include "common/http_client.h"
@@ -30,30 +31,12 @@ namespace {
 
 constexpr int kTasks = 4;
 
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
-
 // Submit -> the last task's start, for a job of the Shoal server.
 Result<double> ShoalMillis(const HttpJsonClient& server) {
   Json spec{{"name", "bench-slurm"},
             {"roles", {{"worker", {{"instances", kTasks}, {"cpus", 1}, {"memory", "256M"}, {"command", "/bin/true"}}}}}};
-  int64_t submit_wall = SystemClock::Instance().WallMillis();
-  ASSIGN_OR_RETURN(Json reply, server.Post("/api/v1/jobs", Json{{"spec", spec}, {"user", "bench"}}));
-  std::string id = reply["id"];
-  int64_t version = 0;
-  while (true) {
-    ASSIGN_OR_RETURN(Json job, server.Get("/api/v1/jobs/" + id + "?wait_version=" + std::to_string(version) + "&wait_ms=5000"));
-    version = job["version"];
-    std::string state = job["state"];
-    if (state == "SUCCEEDED") {
-      int64_t last_start = 0;
-      for (const Json& task : job["attempts"].back()["tasks"]) last_start = std::max(last_start, task["started_ms"].get<int64_t>());
-      return static_cast<double>(last_start - submit_wall);
-    }
-    if (state == "FAILED" || state == "KILLED") return Internal("job " + id + " ended " + state + ": " + job.value("message", ""));
-  }
+  ASSIGN_OR_RETURN(BenchJobTimes times, RunBenchJob(server, spec));
+  return times.running_ms;
 }
 
 // Submit -> the last task's start, for the plain batch script.
@@ -88,35 +71,17 @@ int Main(int argc, char** argv) {
     else if (flag == "--host") host = argv[i + 1];
     else if (flag == "--repeats") repeats = std::max(1, std::atoi(argv[i + 1]));
   }
-  char home_template[] = "/tmp/shoal-bench-slurm-XXXXXX";
-  std::string home = mkdtemp(home_template);
-  auto env = CurrentEnvironment();
-  env["SHOAL_HOME"] = home;
-  auto server_pid = RealProcessLauncher::Instance().Spawn(
-      {.argv = {AbsolutePath(shoal), "server", "--home", home, "--port", "0", "--cluster", "slurm", "--host", host},
-       .env = env, .new_session = true});
-  if (!server_pid.ok()) {
-    std::fprintf(stderr, "bench_slurm: %s\n", server_pid.status().message().c_str());
+  auto started = BenchServer::Start("bench-slurm", shoal, {"--cluster", "slurm", "--host", host});
+  if (!started.ok()) {
+    std::fprintf(stderr, "bench_slurm: %s (is Slurm up? scripts/slurm-up.sh)\n", started.status().message().c_str());
     return 1;
   }
-  std::string url;
-  for (int i = 0; i < 200 && url.empty(); ++i) {
-    auto info = ReadFile(home + "/server.json");
-    if (info.ok()) url = Json::parse(*info)["url"];
-    else std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
+  BenchServer& server = *started;
   int code = 0;
-  if (url.empty()) {
-    std::fprintf(stderr, "bench_slurm: the server did not start (is Slurm up? scripts/slurm-up.sh)\n");
-    code = 1;
-  }
-  HttpJsonClient server(url, 30'000);
-  auto token = ReadFile(home + "/token");
-  if (token.ok()) server.set_bearer_token(token->substr(0, token->find_last_not_of(" \n") + 1));
   std::vector<double> shoal_ms, plain_ms;
   for (int r = 0; r < repeats && code == 0; ++r) {
-    auto plain = PlainMillis(home, r);
-    auto ours = plain.ok() ? ShoalMillis(server) : Result<double>(plain.status());
+    auto plain = PlainMillis(server.home(), r);
+    auto ours = plain.ok() ? ShoalMillis(server.client()) : Result<double>(plain.status());
     if (!ours.ok()) {
       std::fprintf(stderr, "bench_slurm: %s\n", ours.status().message().c_str());
       code = 1;
@@ -131,11 +96,7 @@ int Main(int argc, char** argv) {
     double base = std::max(Median(plain_ms), 0.001);
     std::printf("%16.0f %16.0f %9.2fx\n", Median(shoal_ms), base, Median(shoal_ms) / base);
   }
-  RealProcessLauncher::Instance().Signal(*server_pid, SIGTERM);
-  RealProcessLauncher::Instance().Wait(*server_pid);
-  std::string cleanup = code == 0 ? "rm -rf " + home : "true";
-  if (code != 0) std::fprintf(stderr, "bench_slurm: state and logs kept in %s\n", home.c_str());
-  if (std::system(cleanup.c_str()) != 0) std::fprintf(stderr, "bench_slurm: could not remove %s\n", home.c_str());
+  if (code != 0) server.keep_state();
   return code;
 }
 

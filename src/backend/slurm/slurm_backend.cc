@@ -13,12 +13,6 @@
 namespace shoal {
 namespace {
 
-std::string Join(const std::vector<std::string>& words, const char* separator) {
-  std::string joined;
-  for (const std::string& w : words) joined += (joined.empty() ? "" : separator) + w;
-  return joined;
-}
-
 std::string AttemptKey(const AttemptLaunch& launch) { return launch.job_id + "/" + std::to_string(launch.attempt); }
 
 void SleepMillis(int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }
