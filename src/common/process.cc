@@ -233,6 +233,39 @@ int KillProcessesWithEnvironment(const std::vector<std::string>& markers, int ti
   return killed;
 }
 
+Result<CapturedOutput> RunAndCapture(ProcessLauncher& processes, std::vector<std::string> argv, int timeout_ms) {
+  char scratch[] = "/tmp/shoal-output-XXXXXX";
+  int fd = mkstemp(scratch);
+  if (fd < 0) return Unavailable(std::string("cannot create a scratch file in /tmp: ") + strerror(errno));
+  unlink(scratch);
+  auto pid = processes.Spawn({.argv = std::move(argv), .env = CurrentEnvironment(), .new_process_group = true,
+                              .stdout_fd = fd, .stderr_fd = fd});
+  if (!pid.ok()) {
+    close(fd);
+    return pid.status();
+  }
+  CapturedOutput out;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  while (true) {
+    if (auto exit = processes.TryWait(*pid)) {
+      out.exit = *exit;
+      break;
+    }
+    if (std::chrono::steady_clock::now() > deadline) {
+      processes.SignalGroup(*pid, SIGKILL);
+      out.exit = processes.Wait(*pid);
+      out.timed_out = true;
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  lseek(fd, 0, SEEK_SET);
+  char buffer[8192];
+  for (ssize_t n; (n = read(fd, buffer, sizeof buffer)) > 0;) out.text.append(buffer, static_cast<size_t>(n));
+  close(fd);
+  return out;
+}
+
 std::string SelfExecutable() {
   char buf[4096];
   ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);

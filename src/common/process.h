@@ -87,4 +87,14 @@ int KillProcessesWithEnvironment(const std::vector<std::string>& markers, int ti
 // The absolute path of the running executable (/proc/self/exe).
 std::string SelfExecutable();
 
+// Runs a short helper command (tar -t, gdb) to its end and returns its stdout and
+// stderr together, with how it ended. The child gets a process group of its own; past
+// timeout_ms the group is killed and `timed_out` is set. Only a failure to start is an error.
+struct CapturedOutput {
+  std::string text;
+  ExitInfo exit;
+  bool timed_out = false;
+};
+Result<CapturedOutput> RunAndCapture(ProcessLauncher& processes, std::vector<std::string> argv, int timeout_ms);
+
 }  // namespace shoal

@@ -239,3 +239,18 @@ roles:
 
 }  // namespace
 }  // namespace shoal
+
+namespace shoal {
+namespace {
+
+TEST(ParseJobSpec, ErrorsQuoteHostileBytesAsEscapes) {
+  auto parsed = ParseJobSpec(std::string("name: \"a\\x01b\"\nroles: {w: {command: t}}\n"), Options());
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_NE(parsed.status().message().find("a\\x01b"), std::string::npos) << parsed.status().message();
+  auto latin1 = ParseJobSpec(std::string("name: \xff\xfe\nroles: {w: {command: t}}\n"), Options());
+  ASSERT_FALSE(latin1.ok());
+  EXPECT_NE(latin1.status().message().find("\\xff\\xfe"), std::string::npos) << latin1.status().message();
+}
+
+}  // namespace
+}  // namespace shoal

@@ -1,0 +1,209 @@
+"""Hostile input: specs, CLI arguments, API bodies and headers, URIs and archives built
+to break Shoal. Each must be answered with a clear error (exit 2, or a 4xx from the API),
+with no crash, no hang and no side effect: no job, no file, the server still serving."""
+import io
+import json
+import os
+import tarfile
+import urllib.error
+import urllib.request
+import zipfile
+
+import pytest
+
+from conftest import Shoal, processes_with_env, write_spec
+
+pytestmark = pytest.mark.slow
+
+OK_ROLE = "roles: {worker: {instances: 1, cpus: 0.1, memory: 16M, command: 'true'}}"
+MARKER = "/tmp/shoal-hostile-was-here"
+
+HOSTILE_SPECS = [
+    ("empty file", ""),
+    ("only a comment", "# nothing\n"),
+    ("a list at the top", "- roles\n- worker\n"),
+    ("a number at the top", "42\n"),
+    ("NUL bytes", "name: a\0b\n" + OK_ROLE),
+    ("invalid UTF-8", "name: \xff\xfe\n" + OK_ROLE),
+    ("binary garbage", "\x00\x01\x02\x03\x89PNG\r\n\x1a\n" * 1000),
+    ("nesting 20,000 deep", "roles: " + "[" * 20000 + "]" * 20000),
+    ("a billion laughs", "a: &a [x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
+                         "c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c]\n"
+                         "roles: {worker: {command: *d}}\n"),
+    ("name escaping the state folder", "name: ../../../etc\n" + OK_ROLE),
+    ("name running a command", f"name: \"$(touch {MARKER})\"\n" + OK_ROLE),
+    ("a 100,000-character name", "name: " + "x" * 100_000 + "\n" + OK_ROLE),
+    ("instances past 64 bits", "roles: {worker: {instances: 99999999999999999999999, command: 'true'}}"),
+    ("instances in hex", "roles: {worker: {instances: 0x7fffffff, command: 'true'}}"),
+    ("memory past 64 bits", "roles: {worker: {memory: 99999999999999999999T, command: 'true'}}"),
+    ("cpus NaN", "roles: {worker: {cpus: .nan, command: 'true'}}"),
+    ("cpus infinite", "roles: {worker: {cpus: .inf, command: 'true'}}"),
+    ("a negative heartbeat", "timeouts: {heartbeat: -5s}\n" + OK_ROLE),
+    ("a billion attempts", "max_attempts: 1000000000\n" + OK_ROLE),
+    ("framework as a path", "framework: ../../bin/sh\n" + OK_ROLE),
+    ("a role name with a slash", "roles: {'../w': {command: 'true'}}"),
+    ("a role name with a NUL", "roles: {\"w\\0x\": {command: 'true'}}"),
+    ("an env name with '='", "env: {'A=B': c}\n" + OK_ROLE),
+    ("a workdir that does not exist", "workdir: /nonexistent/shoal/dir\n" + OK_ROLE),
+    ("a shipped file that does not exist", "files: [/etc/shoal-does-not-exist/../../passwd]\n" + OK_ROLE),
+    ("a shipped device", "files: [/dev/zero]\n" + OK_ROLE),
+    ("an output escaping its task", "outputs: [{name: m, path: ../../outside, uri: /tmp/shoal-hostile-out}]\n" + OK_ROLE),
+    ("an input of an unknown scheme", "inputs: [{name: d, uri: 'gopher://host/x', mode: download}]\n" + OK_ROLE),
+    ("an S3 input without a bucket", "inputs: [{name: d, uri: 's3://', mode: download}]\n" + OK_ROLE),
+    ("an input that matches nothing", "inputs: [{name: d, uri: 'file:///nonexistent/shoal/*.csv', mode: stream}]\n" + OK_ROLE),
+    ("an unknown input mode", "inputs: [{name: d, uri: '/etc/hostname', mode: teleport}]\n" + OK_ROLE),
+]
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    """One server for every hostile input, with one finished job (job-1) to aim at;
+    yields (shoal, url). At the end: still that one job, nothing written where a hostile
+    input aimed, and no process left."""
+    home = tmp_path_factory.mktemp("hostile") / "home"
+    home.mkdir()
+    shoal = Shoal(home)
+    shoal.start_server()
+    target = write_spec(home.parent, "name: target\n" + OK_ROLE, "target.yaml")
+    shoal.run("run", str(target), check=0)
+    url = json.loads((home / "server.json").read_text())["url"]
+    yield shoal, url
+    listed = json.loads(shoal.run("list", "--json", check=0).stdout)
+    assert [j["id"] for j in listed["jobs"]] == ["job-1"], listed
+    assert sorted(os.listdir(home / "jobs")) == ["job-1"]
+    shoal.stop_server()
+    assert not processes_with_env(f"SHOAL_HOME={home}")
+
+
+@pytest.fixture
+def served(server):
+    """The shared server, checked after each input: still serving, nothing written."""
+    yield server
+    assert not os.path.exists(MARKER)
+    assert not os.path.exists("/tmp/shoal-hostile-out")
+    assert http(server[1], "GET", "/api/v1/health")[0] == 200, "the server must still serve"
+
+
+def http(url, method, path, body=None, headers=None):
+    data = body if isinstance(body, bytes) or body is None else body.encode()
+    request = urllib.request.Request(url + path, data=data, method=method, headers=headers or {})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as reply:
+            return reply.status, reply.read()
+    except urllib.error.HTTPError as error:
+        return error.code, error.read()
+
+
+def assert_refused(result, *args):
+    assert result.returncode == 2, f"shoal {args} exited {result.returncode}:\n{result.stderr}"
+    assert result.stderr.startswith("shoal") or "error" in result.stderr.lower() or ":" in result.stderr, result.stderr
+    assert "Traceback" not in result.stderr and "terminate called" not in result.stderr
+
+
+@pytest.mark.parametrize("label,text", HOSTILE_SPECS, ids=[s[0] for s in HOSTILE_SPECS])
+def test_hostile_spec(served, tmp_path, label, text):
+    shoal, _ = served
+    spec = tmp_path / "hostile.yaml"
+    spec.write_bytes(text.encode("utf-8", "surrogateescape") if "\xff" not in text else text.encode("latin-1"))
+    result = shoal.run("submit", str(spec), timeout=60)
+    assert_refused(result, label)
+    assert "submitted" not in result.stdout
+
+
+def make_archive(tmp_path, kind, member):
+    path = tmp_path / f"evil.{kind}"
+    if kind == "zip":
+        with zipfile.ZipFile(path, "w") as archive:
+            archive.writestr(member, "print('escaped')\n")
+    else:
+        with tarfile.open(path, "w:gz") as archive:
+            data = b"print('escaped')\n"
+            info = tarfile.TarInfo(member)
+            info.size = len(data)
+            archive.addfile(info, io.BytesIO(data))
+    return path
+
+
+@pytest.mark.parametrize("kind,member", [("tar.gz", "../escaped.py"), ("tar.gz", "/tmp/shoal-hostile-abs.py"),
+                                         ("zip", "lib/../../escaped.py"), ("zip", "../../../../tmp/escaped.py")])
+def test_archive_with_members_outside_its_folder(served, tmp_path, kind, member):
+    shoal, _ = served
+    archive = make_archive(tmp_path, kind, member)
+    spec = write_spec(tmp_path, f"archives: [{{path: {archive}, name: lib}}]\n" + OK_ROLE)
+    result = shoal.run("submit", str(spec))
+    assert_refused(result, kind, member)
+    assert "would unpack outside the task's folder" in result.stderr, result.stderr
+
+
+HOSTILE_ARGS = [
+    ("status", "../../etc/passwd"),
+    ("status", "job-" + "9" * 40),
+    ("status", "job-1; rm -rf /"),
+    ("logs", "job-1", "--role", "../../etc", "--index", "0"),
+    ("logs", "job-1", "--index", "-1"),
+    ("logs", "job-1", "--index", "99999"),
+    ("logs", "job-1", "--attempt", "99999999999999"),
+    ("kill", ""),
+    ("kill", "job-424242"),
+    ("list", "--limit", "-5"),
+    ("list", "--state", "'; DROP TABLE jobs; --"),
+    ("stack", "../job-1"),
+    ("save-model", "job-77"),
+    ("run", "SPEC", "--instances", "worker=-1"),
+    ("run", "SPEC", "--memory", "worker=1e999G"),
+    ("run", "SPEC", "--set", "roles.worker.instances={\"a\": [1, {\"b\": null}]}"),
+    ("run", "SPEC", "--bogus-flag"),
+]
+
+
+@pytest.mark.parametrize("args", HOSTILE_ARGS, ids=[" ".join(a)[:40] for a in HOSTILE_ARGS])
+def test_hostile_cli_arguments(served, tmp_path, args):
+    shoal, _ = served
+    spec = write_spec(tmp_path, OK_ROLE)
+    args = [str(spec) if a == "SPEC" else a for a in args]
+    result = shoal.run(*args, timeout=60)
+    assert_refused(result, *args)
+
+
+HOSTILE_REQUESTS = [
+    ("POST", "/api/v1/jobs", "not json", {}),
+    ("POST", "/api/v1/jobs", "[]", {}),
+    ("POST", "/api/v1/jobs", '{"spec": 42}', {}),
+    ("POST", "/api/v1/jobs", '{"spec": "' + OK_ROLE.replace("'", "") + '", "overrides": "not a list"}', {}),
+    ("POST", "/api/v1/jobs", '{"spec": "name: ../x\\n' + OK_ROLE.replace("'", "") + '"}', {}),
+    ("POST", "/api/v1/jobs", '{"spec": "' + "[" * 50000 + '"}', {}),
+    ("POST", "/api/v1/jobs", '{"spec": {"roles": {"w": {"command": "true", "instances": 1e300}}}}', {}),
+    ("GET", "/api/v1/jobs/..%2F..%2Fetc%2Fpasswd", None, {}),
+    ("GET", "/api/v1/jobs/job-1/logs?role=../../etc&index=0", None, {}),
+    ("GET", "/api/v1/jobs/job-1/logs/raw?role=worker&index=99999", None, {}),
+    ("GET", "/api/v1/jobs/job-1%00/logs", None, {}),
+    ("GET", "/api/v1/jobs?state=BOGUS", None, {}),
+    ("POST", "/api/v1/jobs/job-99999/kill", "{}", {}),
+    ("POST", "/api/v1/jobs/job-1/save-model", "{}", {}),
+    ("POST", "/api/v1/jobs/job-1/stack", "{}", {}),
+    ("GET", "/api/v1/jobs/job-1/series?attempt=999", None, {}),
+    ("POST", "/internal/v1/jobs/job-1/attempts/1/report", "{garbage", {}),
+    ("POST", "/internal/v1/jobs/job-1/attempts/1/report", '{"state": "RUNNING", "tasks": "no"}', {}),
+    ("POST", "/internal/v1/jobs/job-1/attempts/99/report", '{"state": "SUCCEEDED", "tasks": []}', {}),
+    ("PUT", "/api/v1/jobs", "{}", {}),
+    ("DELETE", "/api/v1/jobs/job-1", None, {}),
+    ("POST", "/api/v1/jobs", '{"spec": "x"}', {"Content-Type": "text/html; charset=\u00ff".encode("latin-1").decode("latin-1")}),
+]
+
+
+@pytest.mark.parametrize("method,path,body,headers", HOSTILE_REQUESTS,
+                         ids=[f"{r[0]} {r[1][:40]} {str(r[2])[:20]}" for r in HOSTILE_REQUESTS])
+def test_hostile_api_request(served, method, path, body, headers):
+    _, url = served
+    status, reply = http(url, method, path, body, headers)
+    assert 400 <= status < 500, f"{method} {path} answered {status}: {reply[:300]!r}"
+    if reply and status != 404:
+        assert b"error" in reply or b"Not Found" in reply, reply[:300]
+
+
+def test_a_huge_header_and_body_are_refused(served):
+    _, url = served
+    status, _ = http(url, "GET", "/api/v1/jobs", headers={"X-Padding": "a" * 200_000})
+    assert 400 <= status < 500
+    status, _ = http(url, "POST", "/api/v1/jobs", body=b'{"spec": "' + b"a" * (64 << 20) + b'"}')
+    assert 400 <= status < 500
