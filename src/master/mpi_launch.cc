@@ -37,6 +37,8 @@ std::vector<std::string> MpirunArgv(const JobSpec& spec, const std::string& host
           // the ob1 point-to-point layer only: UCX probes devices at start and has crashed
           // orted on hosts whose devices it misreads; Shoal's containers do not pin CPUs
           "--mca", "pml", "ob1", "--mca", "osc", "^ucx", "--bind-to", "none",
+          // no topology shared through memory at a guessed address (runtime/mpi.cc)
+          "--mca", "rtc_hwloc_vmhole", "none",
           "--tag-output", "/bin/sh", "-c", ranks.command};
 }
 

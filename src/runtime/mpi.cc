@@ -10,6 +10,10 @@ EnvMap MpiFramework::TaskEnvironment(const JobSpec& spec, const ClusterView& clu
   EnvMap env = ShoalEnvironment(spec, cluster, self);
   env["OMPI_ALLOW_RUN_AS_ROOT"] = "1";
   env["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1";
+  // orted shares its hwloc topology with the ranks through a shared-memory segment mapped
+  // at an address it guesses; when the guess collides, orted dies of a segmentation
+  // fault in hwloc_shmem_topology_write. Without the segment each rank reads the topology.
+  env["OMPI_MCA_rtc_hwloc_vmhole"] = "none";
   return env;
 }
 
