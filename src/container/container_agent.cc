@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <thread>
 
 #include "common/files.h"
@@ -163,6 +164,11 @@ int ContainerAgent::Run() {
   }
   ProcfsSampler sampler(clock_, env.count("CUDA_VISIBLE_DEVICES") ? env["CUDA_VISIBLE_DEVICES"] : "");
   int code = Supervise(*programs, log_fd, heartbeat_ms, sampler);
+  // an MPI task's private Open MPI session folder (runtime/mpi.cc) goes with the task
+  if (auto base = env.find("OMPI_MCA_orte_tmpdir_base"); base != env.end() && base->second.starts_with("/tmp/shoal-mpi-")) {
+    std::error_code ignored;
+    std::filesystem::remove_all(base->second, ignored);
+  }
   if (board != 0) {
     processes_.SignalGroup(board, SIGKILL);  // the board lives as long as its task
     processes_.Wait(board);

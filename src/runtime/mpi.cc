@@ -14,6 +14,14 @@ EnvMap MpiFramework::TaskEnvironment(const JobSpec& spec, const ClusterView& clu
   // at an address it guesses; when the guess collides, orted dies of a segmentation
   // fault in hwloc_shmem_topology_write. Without the segment each rank reads the topology.
   env["OMPI_MCA_rtc_hwloc_vmhole"] = "none";
+  // Tasks on one machine would share /tmp/ompi.<host>.<uid>/ and race creating the same
+  // session folder ("mkdir: File exists"): each orted gets a base of its own, named by
+  // the attempt's AM (unique while it runs) and the task's rank.
+  std::string am = cluster.am_addr;
+  for (char& c : am) {
+    if (c == ':' || c == '/') c = '-';
+  }
+  env["OMPI_MCA_orte_tmpdir_base"] = "/tmp/shoal-mpi-" + am + "-" + std::to_string(self.rank);
   return env;
 }
 
