@@ -17,6 +17,8 @@ packages=(
   # the examples and end-to-end tests
   python3 python3-torch python3-pytest python3-numpy dataset-fashion-mnist procps
   python3-xgboost python3-mpi4py unzip
+  # `shoal stack`: native stacks with gdb, Python stacks with python3-dbg's gdb helpers
+  gdb python3-dbg
   # the Slurm backend's test cluster (scripts/slurm-up.sh, tests/e2e/test_slurm.py)
   munge slurmctld slurmd slurm-client slurm-wlm-basic-plugins iproute2 util-linux
   # the web UI's browser test (tests/browser): headless Chromium, never a downloaded one

@@ -113,12 +113,20 @@ TEST_P(ApiTest, ServesSeriesSaveModelAndMetrics) {
   std::string name = Json::parse(saved->body)["name"];
   EXPECT_EQ(Json::parse(Send("GET", "/api/v1/jobs/" + id)->body)["saved_models"][0]["name"], name);
 
+  // A request's latency is observed once its reply has been written, so the client can
+  // read the reply before the server has counted it: wait (bounded) for the count.
+  const std::string save_route = "route=\"/api/v1/jobs/:id/save-model\"";
   auto metrics = Send("GET", "/metrics");
+  for (int i = 0; i < 200 && metrics && metrics->body.find(save_route) == std::string::npos; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    metrics = Send("GET", "/metrics");
+  }
+  ASSERT_TRUE(metrics);
   ASSERT_EQ(metrics->status, 200);
   EXPECT_EQ(metrics->get_header_value("Content-Type"), "text/plain; version=0.0.4; charset=utf-8");
   EXPECT_NE(metrics->body.find("shoal_jobs{state=\"RUNNING\"} 1"), std::string::npos) << metrics->body;
   EXPECT_NE(metrics->body.find("shoal_heartbeat_rtt_seconds_count 1"), std::string::npos);
-  EXPECT_NE(metrics->body.find("route=\"/api/v1/jobs/:id/save-model\""), std::string::npos);
+  EXPECT_NE(metrics->body.find(save_route), std::string::npos) << metrics->body;
 }
 
 TEST_P(ApiTest, ServesThePageWithAStrictPolicy) {
