@@ -85,10 +85,10 @@ int Main(int argc, char** argv) {
   if (!manager.Start().ok()) return 1;
   httplib::Server http;
   http.new_task_queue = [] { return new httplib::ThreadPool(8); };
-  ServerAuth auth = ServerAuth::Open();
+  ServerAuth auth = ServerAuth::WithToken("bench-token-0123456789abcdef0123456789ab", /*loopback=*/true);
   RequestMetrics metrics;
   InstallServerHooks(http, auth, metrics, "/tmp/token");
-  InstallApi(http, ApiContext{manager, metrics, "fake", [] {}});
+  InstallApi(http, ApiContext{manager, auth, metrics, "fake", [] {}});
   InstallWebUi(http, EmbeddedWebAssets());
   int port = BindServer(http, "127.0.0.1", 0).value();
   std::thread server([&] { http.listen_after_bind(); });

@@ -11,6 +11,7 @@
 
 #include "common/clock.h"
 #include "common/files.h"
+#include "common/token_file.h"
 #include "common/process.h"
 
 namespace shoal {
@@ -35,9 +36,7 @@ Result<BenchServer> BenchServer::Start(const std::string& name, const std::strin
     return Unavailable("the Shoal server did not start; its log is in " + server.home_);
   }
   server.client_.emplace(url, 30'000);
-  if (auto token = ReadFile(server.home_ + "/token"); token.ok()) {
-    server.client_->set_bearer_token(token->substr(0, token->find_last_not_of(" \n") + 1));
-  }
+  server.client_->set_bearer_token(ReadTokenFile(server.home_ + "/token"));
   return server;
 }
 

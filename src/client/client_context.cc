@@ -3,20 +3,17 @@
 #include <cstdio>
 
 #include "client/server_connection.h"
-#include "common/files.h"
+#include "common/token_file.h"
 
 namespace shoal {
 
 namespace {
 
-// A server that listens beyond loopback wants its token (<home>/token) on every call.
+// The token goes with every call: calls that change state always need it, and every
+// call does on a server beyond loopback.
 HttpJsonClient ClientFor(const std::string& url, const std::string& home) {
   HttpJsonClient client(url, 70'000);
-  if (auto token = ReadFile(home + "/token"); token.ok()) {
-    std::string value = *token;
-    while (!value.empty() && (value.back() == '\n' || value.back() == '\r' || value.back() == ' ')) value.pop_back();
-    client.set_bearer_token(value);
-  }
+  if (std::string token = CallerToken(home); !token.empty()) client.set_bearer_token(token);
   return client;
 }
 

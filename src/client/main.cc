@@ -7,6 +7,7 @@
 #include "client/job_commands.h"
 #include "client/stack_command.h"
 #include "client/submit_command.h"
+#include "client/user_command.h"
 #include "common/paths.h"
 #include "container/container_command.h"
 #include "master/am_command.h"
@@ -42,6 +43,7 @@ int main(int argc, char** argv) {
   shoal::AddWaitCommand(app, ctx);
   shoal::AddStackCommand(app, ctx);
   shoal::AddSaveModelCommand(app, ctx);
+  shoal::AddUserCommand(app, ctx);
   app.add_subcommand("server", "Run the Shoal server (see `shoal server --help`).");
   try {
     app.parse(argc, argv);

@@ -18,6 +18,8 @@ void SpecFlags::AddTo(CLI::App& app) {
   app.add_option("--register-timeout", register_timeout, "how long containers may take to register, e.g. 2m");
   app.add_option("--job-timeout", job_timeout, "longest an attempt may run, e.g. 1h");
   app.add_option("--env", env, "job environment variable NAME=VALUE (repeatable)");
+  app.add_option("--secret-env", secret_env,
+                 "a secret job environment variable NAME=VALUE: masked in the UI, the API and the logs (repeatable)");
   app.add_option("--instances", instances, "tasks of a role: ROLE=N (repeatable)");
   app.add_option("--cpus", cpus, "CPUs per task: ROLE=N");
   app.add_option("--memory", memory, "memory per task: ROLE=SIZE, e.g. worker=4G");
@@ -43,11 +45,16 @@ Result<std::vector<std::string>> SpecFlags::Overrides() const {
   scalar(heartbeat_timeout, "timeouts.heartbeat");
   scalar(register_timeout, "timeouts.register");
   scalar(job_timeout, "timeouts.job");
-  for (const auto& e : env) {
-    if (e.find('=') == std::string::npos) return InvalidArgument("--env '" + e + "': write NAME=VALUE");
-    size_t eq = e.find('=');
-    out.push_back("env." + e.substr(0, eq) + ":=" + e.substr(eq + 1));
-  }
+  auto job_env = [&](const std::vector<std::string>& values, const char* flag, const char* suffix) -> Status {
+    for (const auto& e : values) {
+      size_t eq = e.find('=');
+      if (eq == std::string::npos || eq == 0) return InvalidArgument(std::string(flag) + " '" + e + "': write NAME=VALUE");
+      out.push_back("env." + e.substr(0, eq) + suffix + ":=" + e.substr(eq + 1));
+    }
+    return Status::Ok();
+  };
+  RETURN_IF_ERROR(job_env(env, "--env", ""));
+  RETURN_IF_ERROR(job_env(secret_env, "--secret-env", ".secret"));
   auto per_role = [&](const std::vector<std::string>& values, const char* flag, const char* field,
                       bool literal = false) -> Status {
     for (const auto& v : values) {

@@ -20,6 +20,7 @@ struct SpecFlags {
   std::string cluster;
   std::string heartbeat_timeout, register_timeout, job_timeout;
   std::vector<std::string> env;          // K=V
+  std::vector<std::string> secret_env;   // K=V, masked wherever Shoal shows it
   std::vector<std::string> instances;    // ROLE=N
   std::vector<std::string> cpus;         // ROLE=N
   std::vector<std::string> memory;       // ROLE=SIZE

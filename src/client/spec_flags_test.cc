@@ -12,10 +12,11 @@ TEST(SpecFlags, NamedFlagsBecomeOverrides) {
   flags.memory = {"worker=2G"};
   flags.role_env = {"worker:A=b=c"};
   flags.env = {"X=1"};
+  flags.secret_env = {"KEY=a=b"};
   flags.set = {"timeouts.job=1h"};
   auto overrides = flags.Overrides();
   ASSERT_TRUE(overrides.ok());
-  EXPECT_EQ(*overrides, (std::vector<std::string>{"name:=n", "env.X:=1", "roles.worker.instances=3",
+  EXPECT_EQ(*overrides, (std::vector<std::string>{"name:=n", "env.X:=1", "env.KEY.secret:=a=b", "roles.worker.instances=3",
                                                   "roles.worker.memory=2G", "roles.worker.env.A:=b=c",
                                                   "timeouts.job=1h"}));
 }
@@ -27,6 +28,20 @@ TEST(SpecFlags, MalformedFlagsAreRefused) {
   SpecFlags bad_env;
   bad_env.role_env = {"worker=A"};
   EXPECT_FALSE(bad_env.Overrides().ok());
+  SpecFlags bad_secret;
+  bad_secret.secret_env = {"=x"};
+  EXPECT_FALSE(bad_secret.Overrides().ok());
+}
+
+TEST(LoadSpec, ASecretFlagMakesASecretVariableOverTheFilesPlainOne) {
+  SpecFlags flags;
+  flags.command = {"worker=true"};
+  flags.env = {"KEY=plain"};
+  flags.secret_env = {"KEY=hidden"};
+  auto parsed = LoadSpec(flags);
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  EXPECT_EQ(parsed->spec.env.at("KEY"), "hidden");
+  EXPECT_TRUE(parsed->spec.secrets.count("KEY"));
 }
 
 TEST(LoadSpec, FlagsAloneMakeAJobAndMissingFilesAreNamed) {

@@ -12,6 +12,7 @@
 #include "client/job_view.h"
 #include "client/server_connection.h"
 #include "common/files.h"
+#include "common/paths.h"
 #include "runtime/framework.h"
 #include "spec/fit.h"
 #include "spec/shipping.h"
@@ -26,12 +27,6 @@ ClusterCapacity CapacityFromJson(const Json& cluster) {
     return Resources{r.value("cpus", 0.0), r.value("memory_bytes", int64_t{0}), r.value("gpus", 0)};
   };
   return {read(cluster["total"]), read(cluster["largest_node"])};
-}
-
-std::string CurrentUser() {
-  if (const char* user = std::getenv("USER"); user && *user) return user;
-  if (passwd* pw = getpwuid(getuid())) return pw->pw_name;
-  return std::to_string(getuid());
 }
 
 // Validates everything that can be checked here, then submits. Starts the embedded
@@ -77,7 +72,7 @@ Result<std::pair<HttpJsonClient, std::string>> ValidateAndSubmit(const ClientCon
             {"source_name", parsed.sources.source_name()},
             {"base_dir", flags.file.empty() ? AbsolutePath(".") : DirName(AbsolutePath(flags.file))},
             {"default_name", parsed.spec.name},
-            {"user", CurrentUser()}};
+            {"user", CurrentUserName()}};
   ASSIGN_OR_RETURN(Json reply, server.Post("/api/v1/jobs", body));
   return std::make_pair(server, reply["id"].get<std::string>());
 }

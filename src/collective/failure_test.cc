@@ -55,12 +55,14 @@ TEST(FailureTest, KilledRankMidAllreduceFailsEveryoneWithinTimeoutAndNamesIt) {
 TEST(FailureTest, SilentRankTimesOutAndLaterCallersFailFast) {
   const int n = 3;
   Options options;
-  options.timeout = milliseconds(300);
+  // Bounds are wide (this machine is shared): what they tell apart is failing within the
+  // timeout from hanging, and failing at once from waiting a whole timeout.
+  options.timeout = milliseconds(1500);
   transport::inproc::Device device(n);
   std::vector<Status> errors(n);
   std::vector<double> seconds(n);
   RunOnDevice(device, n, options, [&](int r, Communicator& comm) {
-    if (r == 2) std::this_thread::sleep_for(milliseconds(800));  // misses the deadline
+    if (r == 2) std::this_thread::sleep_for(milliseconds(2500));  // misses the deadline
     int64_t x = r;
     auto start = Clock::now();
     errors[r] = Allreduce(comm, &x, 1, DataType::kInt64, ReduceOp::kSum);
@@ -79,11 +81,11 @@ TEST(FailureTest, SilentRankTimesOutAndLaterCallersFailFast) {
   EXPECT_NE(errors[1].message().find("rank 2 (stopped"), std::string::npos) << errors[1].ToString();
   for (int r = 0; r < 2; ++r) {
     EXPECT_FALSE(errors[r].ok());
-    EXPECT_LT(seconds[r], 0.3 + 0.5) << errors[r].ToString();
+    EXPECT_LT(seconds[r], 1.5 + 0.9) << errors[r].ToString();
   }
   // The late rank finds its peers gone and fails at once instead of waiting.
   EXPECT_EQ(errors[2].code(), StatusCode::kAborted) << errors[2].ToString();
-  EXPECT_LT(seconds[2], 0.25) << errors[2].ToString();
+  EXPECT_LT(seconds[2], 0.75) << "not a whole timeout: " << errors[2].ToString();
 }
 
 TEST(FailureTest, RebuildAfterFailureWorks) {

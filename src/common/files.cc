@@ -1,5 +1,7 @@
 #include "common/files.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -31,6 +33,22 @@ Status WriteFileAtomic(const std::string& path, const std::string& content) {
     std::string reason = strerror(errno);
     unlink(tmp.c_str());
     return Unavailable("cannot rename '" + tmp + "' to '" + path + "': " + reason);
+  }
+  return Status::Ok();
+}
+
+Status WriteSecretFileAtomic(const std::string& path, const std::string& content) {
+  std::string tmp = path + ".tmp-" + std::to_string(getpid());
+  unlink(tmp.c_str());
+  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) return Unavailable("cannot create '" + tmp + "': " + strerror(errno));
+  bool written = write(fd, content.data(), content.size()) == static_cast<ssize_t>(content.size());
+  written = fchmod(fd, 0600) == 0 && written;  // whatever the umask
+  close(fd);
+  if (!written || rename(tmp.c_str(), path.c_str()) != 0) {
+    std::string reason = strerror(errno);
+    unlink(tmp.c_str());
+    return Unavailable("cannot write '" + path + "': " + reason);
   }
   return Status::Ok();
 }

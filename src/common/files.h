@@ -12,6 +12,8 @@ namespace shoal {
 Result<std::string> ReadFile(const std::string& path);
 // Writes to path.tmp-<pid> and renames over path.
 Status WriteFileAtomic(const std::string& path, const std::string& content);
+// The same for a secret: the file is created with mode 0600 and never readable by others.
+Status WriteSecretFileAtomic(const std::string& path, const std::string& content);
 // mkdir -p.
 Status MakeDirectories(const std::string& path);
 // The directory part of a path ("." for a bare name).

@@ -43,6 +43,7 @@ Status StatusFromErrorBody(int http_status, const std::string& body) {
   } else {
     switch (http_status) {
       case 400: code = StatusCode::kInvalidArgument; break;
+      case 401:
       case 403: code = StatusCode::kPermissionDenied; break;
       case 404: code = StatusCode::kNotFound; break;
       case 409: code = StatusCode::kFailedPrecondition; break;

@@ -17,4 +17,10 @@ std::string ShoalHome() {
   return std::string(user_home) + "/.shoal";
 }
 
+std::string CurrentUserName() {
+  if (const char* user = std::getenv("USER"); user && *user) return user;
+  if (passwd* pw = getpwuid(getuid())) return pw->pw_name;
+  return std::to_string(getuid());
+}
+
 }  // namespace shoal

@@ -144,6 +144,7 @@ int ContainerAgent::Run() {
     process_envs = Json::array({Json::object()});
   }
   auto programs = StartPrograms(command, workdir, env, process_envs);
+  if (programs.ok()) programs->secrets = cluster->value("mask", std::vector<std::string>{});
   data_->StartFeeding();  // stream inputs: the first local process reads them on stdin
   if (!programs.ok()) {
     if (log_fd >= 0) close(log_fd);
@@ -259,6 +260,7 @@ int ContainerAgent::Supervise(Programs& programs, int log_fd, int heartbeat_ms, 
       last_error_line.assign(line.substr(0, 300));
     }
   });
+  capture.MaskSecrets(programs.secrets);
   const std::vector<pid_t>& pids = programs.pids;
   std::vector<std::optional<ExitInfo>> exits(pids.size());
   std::optional<ExitInfo> failure;  // the first process that failed decides the task

@@ -57,6 +57,7 @@ class ContainerAgent {
   struct Programs {
     std::vector<pid_t> pids;             // one per local rank
     std::vector<OutputStream> streams;   // their stdout and stderr
+    std::vector<std::string> secrets;    // values masked in the log (the spec's secrets)
   };
   Result<Programs> StartPrograms(const std::string& command, const std::string& workdir,
                                  const std::map<std::string, std::string>& env, const Json& process_envs);

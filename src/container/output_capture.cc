@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -47,8 +48,26 @@ void OutputCapture::WriteLog(const char* data, size_t size) {
   }
 }
 
+void OutputCapture::MaskSecrets(std::vector<std::string> secrets) {
+  std::erase(secrets, "");
+  // Longest first, so a secret that contains another is masked whole.
+  std::sort(secrets.begin(), secrets.end(), [](const auto& a, const auto& b) { return a.size() > b.size(); });
+  secrets_ = std::move(secrets);
+}
+
+std::string OutputCapture::Masked(std::string line) const {
+  static constexpr std::string_view kMask = "********";
+  for (const auto& secret : secrets_) {
+    for (size_t at = line.find(secret); at != std::string::npos; at = line.find(secret, at + kMask.size())) {
+      line.replace(at, secret.size(), kMask);
+    }
+  }
+  return line;
+}
+
 void OutputCapture::EndLine(State& state) {
-  if (!state.stream.prefix.empty()) {
+  if (!secrets_.empty()) state.line = Masked(std::move(state.line));
+  if (LineByLine(state)) {
     std::string out = state.stream.prefix + state.line + "\n";
     WriteLog(out.data(), out.size());
   }
@@ -57,9 +76,9 @@ void OutputCapture::EndLine(State& state) {
 }
 
 void OutputCapture::Consume(State& state, const char* data, size_t size) {
-  bool prefixed = !state.stream.prefix.empty();
-  if (!prefixed) WriteLog(data, size);
-  if (!prefixed && !state.stream.read_lines) return;
+  bool line_by_line = LineByLine(state);
+  if (!line_by_line) WriteLog(data, size);
+  if (!line_by_line && !state.stream.read_lines) return;
   for (size_t i = 0; i < size; ++i) {
     if (data[i] == '\n') {
       EndLine(state);

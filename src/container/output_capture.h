@@ -12,6 +12,9 @@
 //  - open() reports whether any stream is still open; Drain() reads what is left without
 //    waiting for writers that never close (a background process holding the pipe).
 //  - A log that cannot be written (a full disk) stops the copying, never the program.
+//  - Secrets (MaskSecrets): every occurrence of a secret value is replaced by "********"
+//    in the log and in the lines handed to the callback. Streams then go line by line, so
+//    a secret is never split across two writes; a line cut at kMaxLine may split one.
 // Thread-safety: one thread.
 #pragma once
 
@@ -44,6 +47,8 @@ class OutputCapture {
   OutputCapture(const OutputCapture&) = delete;
   OutputCapture& operator=(const OutputCapture&) = delete;
 
+  // Values to mask from now on (the job's secret variables); empty ones are ignored.
+  void MaskSecrets(std::vector<std::string> secrets);
   // Copies available output; waits at most timeout_ms for some.
   Status Pump(int timeout_ms);
   void Drain();
@@ -54,6 +59,8 @@ class OutputCapture {
     OutputStream stream;
     std::string line;  // the current incomplete line (for the callback and for prefixing)
   };
+  bool LineByLine(const State& state) const { return !state.stream.prefix.empty() || !secrets_.empty(); }
+  std::string Masked(std::string line) const;
   void Consume(State& state, const char* data, size_t size);
   void EndLine(State& state);
   void WriteLog(const char* data, size_t size);
@@ -63,6 +70,7 @@ class OutputCapture {
   int log_fd_;
   LineCallback on_line_;
   bool log_failed_ = false;
+  std::vector<std::string> secrets_;  // longest first
 };
 
 }  // namespace shoal

@@ -105,5 +105,37 @@ TEST(OutputCapture, PrefixesTheLinesOfSeveralProcesses) {
   unlink(path);
 }
 
+// A secret split across two writes is still masked, in the log and in the lines the
+// callback sees (the failure message), and a secret inside a longer one goes with it.
+TEST(OutputCapture, MasksSecretValuesEvenWhenSplitAcrossWrites) {
+  int out[2], err[2];
+  ASSERT_EQ(pipe(out), 0);
+  ASSERT_EQ(pipe(err), 0);
+  char path[] = "/tmp/shoal-capture-XXXXXX";
+  int log = mkstemp(path);
+  std::vector<std::string> lines;
+  {
+    OutputCapture capture(out[0], err[0], log, [&](std::string_view line) { lines.emplace_back(line); });
+    capture.MaskSecrets({"hunter2", "", "xhunter2x"});
+    ASSERT_EQ(write(out[1], "key=hun", 7), 7);
+    ASSERT_TRUE(capture.Pump(100).ok());
+    const std::string rest = "ter2 and hunter2hunter2\nxhunter2x\n", failed = "failed: hunter2\n";
+    ASSERT_EQ(write(out[1], rest.data(), rest.size()), static_cast<ssize_t>(rest.size()));
+    ASSERT_EQ(write(err[1], failed.data(), failed.size()), static_cast<ssize_t>(failed.size()));
+    close(out[1]);
+    close(err[1]);
+    while (capture.open()) ASSERT_TRUE(capture.Pump(100).ok());
+    capture.Drain();
+  }
+  std::string logged = ReadAll(path);
+  EXPECT_EQ(logged.find("hunter2"), std::string::npos) << logged;
+  EXPECT_NE(logged.find("key=******** and ****************\n"), std::string::npos) << logged;
+  EXPECT_NE(logged.find("\n********\n"), std::string::npos) << logged;
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0], "failed: ********");
+  close(log);
+  unlink(path);
+}
+
 }  // namespace
 }  // namespace shoal

@@ -94,6 +94,7 @@ Result<Json> ApplicationMaster::HandleCluster(const httplib::Request& req) {
   reply["archives"] = spec_json["archives"];
   reply["inputs"] = data_plan_->InputsFor(ref.role, ref.index);
   reply["outputs"] = data_plan_->OutputsFor(ref.role, ref.index);
+  reply["mask"] = SecretValues(spec_);  // the agent masks them in the task's log
   return reply;
 }
 

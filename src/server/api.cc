@@ -6,6 +6,7 @@
 
 #include "common/http_server.h"
 #include "runtime/framework.h"
+#include "server/job_access.h"
 #include "server/log_files.h"
 #include "server/metrics_page.h"
 #include "server/stack_capture.h"
@@ -30,7 +31,7 @@ std::optional<std::string> OptionalParam(const httplib::Request& req, const char
 
 // POST /api/v1/jobs: {"spec": YAML or JSON text, or an object in the same schema,
 //  "overrides": ["path=value"], "source_name": "job.yaml", "base_dir": "/abs", "user": "name"}
-Result<Json> SubmitJob(JobManager& jobs, const httplib::Request& req) {
+Result<Json> SubmitJob(JobManager& jobs, const std::optional<Caller>& caller, const httplib::Request& req) {
   ASSIGN_OR_RETURN(Json body, ParseBody(req));
   if (!body.contains("spec")) return InvalidArgument("the body needs \"spec\": the job spec as YAML text or an object");
   ParseOptions options;
@@ -41,9 +42,23 @@ Result<Json> SubmitJob(JobManager& jobs, const httplib::Request& req) {
   options.known_frameworks = KnownFrameworks();
   std::string text = body["spec"].is_string() ? body["spec"].get<std::string>() : body["spec"].dump();
   ASSIGN_OR_RETURN(ParsedSpec parsed, ParseJobSpec(text, options));
-  parsed.spec.user = body.value("user", "unknown");
+  parsed.spec.user = SubmitterName(caller, body.contains("user") && body["user"].is_string() ? body["user"].get<std::string>() : "");
   ASSIGN_OR_RETURN(std::string id, jobs.Submit(std::move(parsed.spec)));
   return Json{{"id", id}};
+}
+
+// The job named by the route's first match, after checking that the caller may act on it.
+Result<Json> JobFor(JobManager& jobs, const std::optional<Caller>& caller, JobAction action, const httplib::Request& req) {
+  std::string id = std::string(req.matches[1]);
+  ASSIGN_OR_RETURN(Json detail, jobs.Get(id, 0, 0));
+  RETURN_IF_ERROR(CheckJobAccess(caller, action, id, detail.value("user", "")));
+  return detail;
+}
+
+// The server's own calls (AMs, shutdown) need the server's token or an administrator's.
+Status RequireAdmin(const std::optional<Caller>& caller, const std::string& what) {
+  if (caller && caller->admin) return Status::Ok();
+  return PermissionDenied("only the server's token or an administrator may " + what);
 }
 
 int64_t Int64Param(const httplib::Request& req, const char* name) {
@@ -51,26 +66,24 @@ int64_t Int64Param(const httplib::Request& req, const char* name) {
 }
 
 // The log file named by ?role=&index=&attempt= (role: the spec's first role when absent).
-Result<std::string> TaskLogPath(JobManager& jobs, const httplib::Request& req) {
-  std::string id = std::string(req.matches[1]);
+Result<std::string> TaskLogPath(JobManager& jobs, const std::optional<Caller>& caller, const httplib::Request& req) {
+  ASSIGN_OR_RETURN(Json detail, JobFor(jobs, caller, JobAction::kRead, req));
   std::string role = req.has_param("role") ? req.get_param_value("role") : "";
   int index = IntParam(req, "index", 0, -1, 1 << 20);
   int attempt = IntParam(req, "attempt", 0, 0, 1000);
-  if (role.empty()) {
-    ASSIGN_OR_RETURN(Json detail, jobs.Get(id, 0, 0));
-    role = JobSpecFromJson(detail["spec"]).roles.front().name;
-  }
-  return jobs.LogPath(id, attempt, role, index);
+  if (role.empty()) role = JobSpecFromJson(detail["spec"]).roles.front().name;
+  return jobs.LogPath(std::string(req.matches[1]), attempt, role, index);
 }
 
-Result<Json> ReadLog(JobManager& jobs, const httplib::Request& req) {
-  ASSIGN_OR_RETURN(std::string path, TaskLogPath(jobs, req));
+Result<Json> ReadLog(JobManager& jobs, const std::optional<Caller>& caller, const httplib::Request& req) {
+  ASSIGN_OR_RETURN(std::string path, TaskLogPath(jobs, caller, req));
   return ReadLogChunk(path, Int64Param(req, "offset"), IntParam(req, "limit", 1 << 20, 1, 8 << 20));
 }
 
 // GET .../logs/raw: the whole log as text/plain (?download=1: as an attachment).
-void SendRawLog(JobManager& jobs, const httplib::Request& req, httplib::Response& res) {
-  auto path = TaskLogPath(jobs, req);
+void SendRawLog(JobManager& jobs, const std::optional<Caller>& caller, const httplib::Request& req,
+                httplib::Response& res) {
+  auto path = TaskLogPath(jobs, caller, req);
   if (!path.ok()) return ReplyError(res, path.status());
   auto file = std::make_shared<std::ifstream>(*path, std::ios::binary);
   res.set_header("X-Content-Type-Options", "nosniff");
@@ -93,11 +106,18 @@ void SendRawLog(JobManager& jobs, const httplib::Request& req, httplib::Response
 
 void InstallApi(httplib::Server& http, ApiContext ctx) {
   JobManager& jobs = ctx.jobs;
+  const ServerAuth& auth = ctx.auth;
+  auto caller = [&auth](const httplib::Request& req) { return auth.Identify(req.get_header_value("Authorization")); };
   http.Get("/api/v1/health", RouteJson([ctx](const httplib::Request&) -> Result<Json> {
     return Json{{"ok", true}, {"backend", ctx.backend_name}, {"pid", getpid()}};
   }));
+  http.Get("/api/v1/whoami", RouteJson([caller](const httplib::Request& req) -> Result<Json> {
+    auto who = caller(req);
+    if (!who) return Json{{"user", nullptr}, {"admin", false}};
+    return Json{{"user", who->user}, {"admin", who->admin}};
+  }));
   http.Get("/api/v1/cluster", RouteJson([&jobs](const httplib::Request&) -> Result<Json> { return jobs.ClusterInfo(); }));
-  http.Post("/api/v1/jobs", RouteJson([&jobs](const httplib::Request& req) { return SubmitJob(jobs, req); }));
+  http.Post("/api/v1/jobs", RouteJson([&jobs, caller](const httplib::Request& req) { return SubmitJob(jobs, caller(req), req); }));
   http.Get("/api/v1/jobs", RouteJson([&jobs](const httplib::Request& req) -> Result<Json> {
     JobFilter filter;
     filter.state = OptionalParam(req, "state");
@@ -110,28 +130,36 @@ void InstallApi(httplib::Server& http, ApiContext ctx) {
     filter.offset = IntParam(req, "offset", 0, 0, 1 << 30);
     return jobs.List(filter);
   }));
-  http.Get(R"(/api/v1/jobs/([^/]+))", RouteJson([&jobs](const httplib::Request& req) {
-    return jobs.Get(std::string(req.matches[1]), IntParam(req, "wait_version", 0, 0, 1 << 30),
-                    IntParam(req, "wait_ms", 0, 0, 60'000));
+  http.Get(R"(/api/v1/jobs/([^/]+))", RouteJson([&jobs, caller](const httplib::Request& req) -> Result<Json> {
+    std::string id = std::string(req.matches[1]);
+    ASSIGN_OR_RETURN(Json detail, jobs.Get(id, IntParam(req, "wait_version", 0, 0, 1 << 30), IntParam(req, "wait_ms", 0, 0, 60'000)));
+    RETURN_IF_ERROR(CheckJobAccess(caller(req), JobAction::kRead, id, detail.value("user", "")));
+    if (detail.contains("spec")) detail["spec"] = MaskSecrets(std::move(detail["spec"]));
+    return detail;
   }));
-  http.Post(R"(/api/v1/jobs/([^/]+)/kill)", RouteJson([&jobs](const httplib::Request& req) {
+  http.Post(R"(/api/v1/jobs/([^/]+)/kill)", RouteJson([&jobs, caller](const httplib::Request& req) -> Result<Json> {
+    RETURN_IF_ERROR(JobFor(jobs, caller(req), JobAction::kChange, req).status());
     return jobs.Kill(std::string(req.matches[1]));
   }));
-  http.Get(R"(/api/v1/jobs/([^/]+)/logs)", RouteJson([&jobs](const httplib::Request& req) { return ReadLog(jobs, req); }));
-  http.Get(R"(/api/v1/jobs/([^/]+)/logs/raw)",
-           [&jobs](const httplib::Request& req, httplib::Response& res) { SendRawLog(jobs, req, res); });
-  http.Get(R"(/api/v1/jobs/([^/]+)/logs/search)", RouteJson([&jobs](const httplib::Request& req) -> Result<Json> {
-    ASSIGN_OR_RETURN(std::string path, TaskLogPath(jobs, req));
+  http.Get(R"(/api/v1/jobs/([^/]+)/logs)", RouteJson([&jobs, caller](const httplib::Request& req) { return ReadLog(jobs, caller(req), req); }));
+  http.Get(R"(/api/v1/jobs/([^/]+)/logs/raw)", [&jobs, caller](const httplib::Request& req, httplib::Response& res) {
+    SendRawLog(jobs, caller(req), req, res);
+  });
+  http.Get(R"(/api/v1/jobs/([^/]+)/logs/search)", RouteJson([&jobs, caller](const httplib::Request& req) -> Result<Json> {
+    ASSIGN_OR_RETURN(std::string path, TaskLogPath(jobs, caller(req), req));
     return SearchLog(path, req.get_param_value("q"), IntParam(req, "max", 500, 1, 5000));
   }));
-  http.Get(R"(/api/v1/jobs/([^/]+)/series)", RouteJson([&jobs](const httplib::Request& req) {
+  http.Get(R"(/api/v1/jobs/([^/]+)/series)", RouteJson([&jobs, caller](const httplib::Request& req) -> Result<Json> {
+    RETURN_IF_ERROR(JobFor(jobs, caller(req), JobAction::kRead, req).status());
     return jobs.Series(std::string(req.matches[1]), IntParam(req, "attempt", 0, 0, 1000),
                        SeriesCursor{Int64Param(req, "after_sample"), Int64Param(req, "after_point")});
   }));
-  http.Post(R"(/api/v1/jobs/([^/]+)/stack)", RouteJson([&jobs](const httplib::Request& req) {
+  http.Post(R"(/api/v1/jobs/([^/]+)/stack)", RouteJson([&jobs, caller](const httplib::Request& req) -> Result<Json> {
+    RETURN_IF_ERROR(JobFor(jobs, caller(req), JobAction::kChange, req).status());
     return CaptureStacks(jobs, std::string(req.matches[1]));
   }));
-  http.Post(R"(/api/v1/jobs/([^/]+)/save-model)", RouteJson([&jobs](const httplib::Request& req) {
+  http.Post(R"(/api/v1/jobs/([^/]+)/save-model)", RouteJson([&jobs, caller](const httplib::Request& req) -> Result<Json> {
+    RETURN_IF_ERROR(JobFor(jobs, caller(req), JobAction::kChange, req).status());
     return jobs.SaveModel(std::string(req.matches[1]));
   }));
   http.Get("/metrics", [ctx](const httplib::Request&, httplib::Response& res) {
@@ -139,19 +167,22 @@ void InstallApi(httplib::Server& http, ApiContext ctx) {
     if (!metrics.ok()) return ReplyError(res, metrics.status());
     res.set_content(RenderMetrics(*metrics, ctx.requests), "text/plain; version=0.0.4; charset=utf-8");
   });
-  http.Post("/api/v1/shutdown", RouteJson([ctx](const httplib::Request& req) -> Result<Json> {
+  http.Post("/api/v1/shutdown", RouteJson([ctx, caller](const httplib::Request& req) -> Result<Json> {
     if (req.remote_addr != "127.0.0.1" && req.remote_addr != "::1") {
       return FailedPrecondition("the server can only be stopped from its own machine");
     }
+    RETURN_IF_ERROR(RequireAdmin(caller(req), "stop the server"));
     ctx.shutdown();
     return Json{{"stopping", true}};
   }));
 
   // The AMs' side.
-  http.Get(R"(/internal/v1/jobs/([^/]+)/attempts/([0-9]+))", RouteJson([&jobs](const httplib::Request& req) {
+  http.Get(R"(/internal/v1/jobs/([^/]+)/attempts/([0-9]+))", RouteJson([&jobs, caller](const httplib::Request& req) -> Result<Json> {
+    RETURN_IF_ERROR(RequireAdmin(caller(req), "read an attempt's full spec"));
     return jobs.AttemptForAm(std::string(req.matches[1]), std::atoi(std::string(req.matches[2]).c_str()));
   }));
-  http.Post(R"(/internal/v1/jobs/([^/]+)/attempts/([0-9]+)/report)", RouteJson([&jobs](const httplib::Request& req) -> Result<Json> {
+  http.Post(R"(/internal/v1/jobs/([^/]+)/attempts/([0-9]+)/report)", RouteJson([&jobs, caller](const httplib::Request& req) -> Result<Json> {
+    RETURN_IF_ERROR(RequireAdmin(caller(req), "report for an attempt"));
     ASSIGN_OR_RETURN(Json body, ParseBody(req));
     return jobs.Report(std::string(req.matches[1]), std::atoi(std::string(req.matches[2]).c_str()), body);
   }));

@@ -5,11 +5,14 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <thread>
 
+#include "common/files.h"
 #include "common/http_server.h"
 #include "server/server_hooks.h"
 #include "server/test_jobs.h"
+#include "server/user_tokens.h"
 #include "server/web_ui.h"
 
 namespace shoal {
@@ -19,13 +22,15 @@ const unsigned char kPage[] = "<!doctype html><p>page</p>";
 const WebAsset kAssets[] = {{"/index.html", "text/html", kPage, sizeof kPage - 1, "\"p1\""},
                             {"/static/app.js", "text/javascript", kPage, 4, "\"a1\""}};
 
-class ApiTest : public ::testing::TestWithParam<bool> {  // the parameter: with a token
+// The parameter: whether the server listens beyond loopback (every call needs a token)
+// or on loopback (only calls that change state do).
+class ApiTest : public ::testing::TestWithParam<bool> {
  protected:
   void SetUp() override {
     ASSERT_TRUE(jobs_.started);
-    auth_ = GetParam() ? ServerAuth::WithToken("secret") : ServerAuth::Open();
+    auth_ = ServerAuth::WithToken(kServerToken, /*loopback=*/!GetParam());
     InstallServerHooks(http_, auth_, requests_, "/home/token");
-    InstallApi(http_, ApiContext{*manager_, requests_, "fake", [] {}});
+    InstallApi(http_, ApiContext{*manager_, auth_, requests_, "fake", [] {}});
     InstallWebUi(http_, kAssets);
     port_ = BindServer(http_, "127.0.0.1", 0).value();
     thread_ = std::thread([this] { http_.listen_after_bind(); });
@@ -38,9 +43,13 @@ class ApiTest : public ::testing::TestWithParam<bool> {  // the parameter: with 
 
   httplib::Result Send(const std::string& method, const std::string& path, const std::string& body = "",
                        bool with_token = true) {
+    return SendAs(with_token ? kServerToken : "", method, path, body);
+  }
+  httplib::Result SendAs(const std::string& token, const std::string& method, const std::string& path,
+                         const std::string& body = "") {
     httplib::Client client("127.0.0.1", port_);
     httplib::Headers headers;
-    if (with_token && auth_.enabled()) headers.emplace("Authorization", "Bearer secret");
+    if (!token.empty()) headers.emplace("Authorization", "Bearer " + token);
     if (method == "GET") return client.Get(path, headers);
     return client.Post(path, headers, body, "application/json");
   }
@@ -49,7 +58,7 @@ class ApiTest : public ::testing::TestWithParam<bool> {  // the parameter: with 
     auto reply = Send("POST", "/api/v1/jobs", R"({"spec": "name: t\nroles:\n  worker:\n    command: 'true'\n    cpus: 1\n"})");
     EXPECT_EQ(reply->status, 200) << reply->body;
     std::string id = Json::parse(reply->body)["id"];
-    for (int i = 0; i < 200 && manager_->Get(id, 0, 0).value()["state"] != "RUNNING"; ++i) {
+    for (int i = 0; i < 2000 && manager_->Get(id, 0, 0).value()["state"] != "RUNNING"; ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
     return id;
@@ -58,9 +67,10 @@ class ApiTest : public ::testing::TestWithParam<bool> {  // the parameter: with 
     return Json::parse(reply->body)["error"]["message"].get<std::string>();
   }
 
+  static constexpr const char* kServerToken = "server-token-0123456789abcdef0123456789";
   TestJobs jobs_{"api"};
   std::unique_ptr<JobManager>& manager_ = jobs_.manager;
-  ServerAuth auth_ = ServerAuth::Open();
+  ServerAuth auth_ = ServerAuth::WithToken(kServerToken, true);
   RequestMetrics requests_;
   httplib::Server http_;
   int port_ = 0;
@@ -143,22 +153,100 @@ TEST_P(ApiTest, ServesThePageWithAStrictPolicy) {
   EXPECT_EQ(client.Get("/static/app.js", {{"If-None-Match", "\"a1\""}})->status, 304);
 }
 
-TEST_P(ApiTest, StateChangesNeedTheTokenBeyondLoopback) {
+TEST_P(ApiTest, StateChangesAlwaysNeedATokenAndReadsBeyondLoopback) {
   auto refused = Send("POST", "/api/v1/jobs/job-1/kill", "{}", false);
-  auto list = Send("GET", "/api/v1/jobs", "", false);
-  if (!GetParam()) {
-    EXPECT_EQ(refused->status, 404) << "a loopback server needs no token";
-    EXPECT_EQ(list->status, 200);
-    return;
-  }
-  EXPECT_EQ(refused->status, 401);
+  EXPECT_EQ(refused->status, 401) << "changing state needs a token, on loopback too";
   EXPECT_NE(ErrorMessage(refused).find("Authorization: Bearer"), std::string::npos);
   EXPECT_NE(ErrorMessage(refused).find("/home/token"), std::string::npos);
-  EXPECT_EQ(list->status, 401);
+  EXPECT_EQ(Send("POST", "/api/v1/jobs", R"({"spec": "x"})", false)->status, 401);
   EXPECT_EQ(Send("POST", "/internal/v1/jobs/job-1/attempts/1/report", "{}", false)->status, 401);
+  EXPECT_EQ(SendAs("not-the-token", "POST", "/api/v1/jobs/job-1/kill", "{}")->status, 401);
   EXPECT_EQ(Send("GET", "/api/v1/health", "", false)->status, 200);
+  EXPECT_EQ(Send("GET", "/api/v1/jobs", "", false)->status, GetParam() ? 401 : 200)
+      << "reads need the token beyond loopback only";
+  EXPECT_EQ(Send("GET", "/metrics", "", false)->status, GetParam() ? 401 : 200);
   EXPECT_EQ(Send("POST", "/api/v1/jobs/job-1/kill", "{}", true)->status, 404) << "with the token it gets through";
 }
+
+// Jobs belong to their submitters: users' own tokens from <home>/users.json.
+class OwnershipTest : public ApiTest {
+ protected:
+  void SetUp() override {
+    home_ = "/tmp/shoal-api-users-" + std::to_string(getpid());
+    ASSERT_TRUE(MakeDirectories(home_).ok());
+    ann_ = AddUser(home_, "ann", false).value();
+    bob_ = AddUser(home_, "bob", false).value();
+    root_ = AddUser(home_, "ops", true).value();
+    // The server's own auth, with the users file of home_.
+    auto auth = ServerAuth::ForServer(GetParam() ? "0.0.0.0" : "127.0.0.1", home_, "owner");
+    ASSERT_TRUE(auth.ok()) << auth.status().ToString();
+    server_token_ = auth->token();
+    ASSERT_TRUE(jobs_.started);
+    auth_ = *auth;
+    InstallServerHooks(http_, auth_, requests_, home_ + "/token");
+    InstallApi(http_, ApiContext{*manager_, auth_, requests_, "fake", [] {}});
+    port_ = BindServer(http_, "127.0.0.1", 0).value();
+    thread_ = std::thread([this] { http_.listen_after_bind(); });
+    while (!http_.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  void TearDown() override {
+    ApiTest::TearDown();
+    std::filesystem::remove_all(home_);
+  }
+  std::string SubmitAs(const std::string& token, const std::string& claimed_user) {
+    auto reply = SendAs(token, "POST", "/api/v1/jobs",
+                        Json{{"spec", "name: mine\nenv: {API_KEY: {secret: hunter2-secret}}\nroles:\n  worker:\n    command: 'true'\n    cpus: 1\n"},
+                             {"user", claimed_user}}.dump());
+    EXPECT_EQ(reply->status, 200) << reply->body;
+    std::string id = Json::parse(reply->body)["id"];
+    for (int i = 0; i < 2000 && manager_->Get(id, 0, 0).value()["state"] != "RUNNING"; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return id;
+  }
+  std::string home_, ann_, bob_, root_, server_token_;
+};
+
+TEST_P(OwnershipTest, UsersActOnTheirOwnJobsAndAdministratorsOnAll) {
+  std::string id = SubmitAs(ann_, "bob");  // the claimed name is ignored: the token says who
+  auto detail = Json::parse(SendAs(ann_, "GET", "/api/v1/jobs/" + id)->body);
+  EXPECT_EQ(detail["user"], "ann");
+
+  auto denied = SendAs(bob_, "POST", "/api/v1/jobs/" + id + "/kill", "{}");
+  EXPECT_EQ(denied->status, 403);
+  EXPECT_NE(ErrorMessage(denied).find("belongs to ann"), std::string::npos) << denied->body;
+  EXPECT_EQ(SendAs(bob_, "POST", "/api/v1/jobs/" + id + "/save-model", "{}")->status, 403);
+  EXPECT_EQ(SendAs(bob_, "POST", "/api/v1/jobs/" + id + "/stack", "{}")->status, 403);
+  EXPECT_EQ(SendAs(bob_, "GET", "/api/v1/jobs/" + id)->status, 403) << "nor read it";
+  EXPECT_EQ(SendAs(bob_, "GET", "/api/v1/jobs/" + id + "/logs?role=worker&index=0")->status, 403);
+  EXPECT_EQ(SendAs(bob_, "GET", "/api/v1/jobs/" + id + "/series")->status, 403);
+  EXPECT_EQ(SendAs(bob_, "GET", "/internal/v1/jobs/" + id + "/attempts/1")->status, 403)
+      << "only the server's own token reads an attempt's full spec";
+  EXPECT_EQ(SendAs(bob_, "POST", "/api/v1/shutdown", "{}")->status, 403);
+  EXPECT_EQ(Json::parse(SendAs(bob_, "GET", "/api/v1/whoami")->body)["user"], "bob");
+
+  EXPECT_EQ(SendAs(root_, "GET", "/api/v1/jobs/" + id)->status, 200) << "an administrator reads every job";
+  EXPECT_EQ(SendAs(ann_, "POST", "/api/v1/jobs/" + id + "/kill", "{}")->status, 200) << "the owner kills her job";
+  std::string by_owner = SubmitAs(server_token_, "carol");
+  EXPECT_EQ(Json::parse(SendAs(server_token_, "GET", "/api/v1/jobs/" + by_owner)->body)["user"], "carol")
+      << "the server's token may submit for a named user";
+  EXPECT_EQ(SendAs(root_, "POST", "/api/v1/jobs/" + by_owner + "/kill", "{}")->status, 200);
+
+  std::string added = AddUser(home_, "dan", false).value();
+  EXPECT_EQ(Json::parse(SendAs(added, "GET", "/api/v1/whoami")->body)["user"], "dan") << "known without a restart";
+}
+
+TEST_P(OwnershipTest, SecretValuesAreMaskedInTheSpecTheApiShows) {
+  std::string id = SubmitAs(ann_, "");
+  auto detail = SendAs(ann_, "GET", "/api/v1/jobs/" + id);
+  EXPECT_EQ(detail->body.find("hunter2-secret"), std::string::npos) << detail->body;
+  EXPECT_EQ(Json::parse(detail->body)["spec"]["env"]["API_KEY"], "********");
+  auto for_am = SendAs(server_token_, "GET", "/internal/v1/jobs/" + id + "/attempts/1");
+  EXPECT_NE(for_am->body.find("hunter2-secret"), std::string::npos) << "the AM gets the real value";
+}
+
+INSTANTIATE_TEST_SUITE_P(Users, OwnershipTest, ::testing::Bool(),
+                         [](const auto& info) { return info.param ? "BeyondLoopback" : "Loopback"; });
 
 INSTANTIATE_TEST_SUITE_P(Token, ApiTest, ::testing::Bool(), [](const auto& info) { return info.param ? "Token" : "Loopback"; });
 

@@ -26,10 +26,11 @@ class JobManagerTest : public ::testing::Test {
   std::string State(const std::string& id) {
     return manager_->Get(id, 0, 0).value()["state"].get<std::string>();
   }
-  // Waits (briefly, in real time: the scheduler thread acts on its own) for a condition.
+  // Waits (in real time, up to 10 s on a loaded machine: the scheduler thread acts on its
+  // own) for a condition.
   template <typename F>
   bool Eventually(F condition) {
-    for (int i = 0; i < 200; ++i) {
+    for (int i = 0; i < 2000; ++i) {
       if (condition()) return true;
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }

@@ -1,10 +1,12 @@
 #include "server/server_auth.h"
 
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/files.h"
 #include "common/secret.h"
+#include "common/token_file.h"
+#include "server/user_tokens.h"
 
 namespace shoal {
 
@@ -16,37 +18,47 @@ std::string TokenPath(const std::string& home) { return home + "/token"; }
 
 namespace {
 
-Status WriteSecret(const std::string& path, const std::string& text) {
-  unlink(path.c_str());  // a file left by another user or mode must not be reused
-  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-  if (fd < 0) return Unavailable("cannot create the server's token file " + path);
-  bool ok = write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
-  ok = fchmod(fd, 0600) == 0 && ok;
-  close(fd);
-  if (!ok) return Unavailable("cannot write the server's token file " + path);
-  return Status::Ok();
+// The token in <home>/token when it is ours and only ours to read; else a new one.
+Result<std::string> KeptOrNewToken(const std::string& path) {
+  struct stat st {};
+  if (stat(path.c_str(), &st) == 0 && st.st_uid == geteuid() && (st.st_mode & 0077) == 0) {
+    if (std::string token = ReadTokenFile(path); token.size() >= 32) return token;
+  }
+  ASSIGN_OR_RETURN(std::string token, RandomToken(32));
+  Status written = WriteSecretFileAtomic(path, token + "\n");
+  if (!written.ok()) return Unavailable("cannot write the server's token file: " + written.message());
+  return token;
 }
 
 }  // namespace
 
-Result<ServerAuth> ServerAuth::ForHost(const std::string& host, const std::string& home) {
-  if (IsLoopbackHost(host)) {
-    unlink(TokenPath(home).c_str());
-    return Open();
-  }
-  ASSIGN_OR_RETURN(std::string token, RandomToken(32));
-  RETURN_IF_ERROR(WriteSecret(TokenPath(home), token + "\n"));
-  return WithToken(token);
+ServerAuth::ServerAuth(std::string token, bool loopback, std::string owner, std::shared_ptr<UserTokens> users)
+    : token_(std::move(token)), loopback_(loopback), owner_(std::move(owner)), users_(std::move(users)) {}
+
+Result<ServerAuth> ServerAuth::ForServer(const std::string& host, const std::string& home, const std::string& owner) {
+  ASSIGN_OR_RETURN(std::string token, KeptOrNewToken(TokenPath(home)));
+  return ServerAuth(std::move(token), IsLoopbackHost(host), owner, std::make_shared<UserTokens>(UsersPath(home)));
+}
+
+ServerAuth ServerAuth::WithToken(std::string token, bool loopback, std::string owner) {
+  return ServerAuth(std::move(token), loopback, std::move(owner), nullptr);
 }
 
 bool ServerAuth::Requires(const std::string& method, const std::string& path) const {
-  if (!enabled()) return false;
   if (path == "/api/v1/health" && method == "GET") return false;
-  return path.starts_with("/api/") || path.starts_with("/internal/") || path == "/metrics";
+  bool api = path.starts_with("/api/") || path.starts_with("/internal/");
+  bool read = method == "GET" || method == "HEAD";
+  if (api && !read) return true;
+  return !loopback_ && (api || path == "/metrics");
 }
 
-bool ServerAuth::Allows(const std::string& authorization) const {
-  return !enabled() || SecretEquals(authorization, "Bearer " + token_);
+std::optional<Caller> ServerAuth::Identify(const std::string& authorization) const {
+  static constexpr std::string_view kBearer = "Bearer ";
+  if (!authorization.starts_with(kBearer)) return std::nullopt;
+  std::string token = authorization.substr(kBearer.size());
+  if (SecretEquals(token, token_)) return Caller{owner_, true};
+  if (users_) return users_->Find(token);
+  return std::nullopt;
 }
 
 }  // namespace shoal

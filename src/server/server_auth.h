@@ -1,17 +1,23 @@
-// The server's token: who may use the API of a server that listens beyond loopback.
+// Who is calling the server, and what a call needs: the server's token, users' tokens.
 //
 // Contract:
-//  - A server on a loopback address (127.0.0.0/8, ::1, localhost) has no token: every
-//    request is allowed, as before.
-//  - Any other listen address: at start the server makes a random token (32 bytes from
-//    /dev/urandom, hex), writes it to <home>/token with mode 0600 and requires
-//    `Authorization: Bearer <token>` on every request to /api/ (except GET
-//    /api/v1/health), /internal/ and /metrics. The page and its static files stay open:
-//    they hold no data, and the page asks for the token when the API refuses it.
-//  - Requires() says whether a request needs the token; Allows() compares in constant time.
-// Thread-safety: an immutable value after construction.
+//  - Every server has a token: 32 random bytes as hex in <home>/token (mode 0600). It is
+//    made at the first start and kept across restarts (running AMs carry it, and users'
+//    CLIs read it); delete the file to rotate it. Its holder is the server's owner, an
+//    administrator.
+//  - Users: <home>/users.json (mode 0600, written by `shoal user add`, re-read when it
+//    changes) gives each user a token of their own and says who is an administrator.
+//  - Identify() maps an Authorization header ("Bearer <token>") to a Caller; an absent or
+//    unknown token identifies nobody. Tokens are compared in constant time.
+//  - Requires() says whether a request must carry a valid token. State-changing calls
+//    (anything but GET and HEAD) to /api/ and /internal/ always do. Reads (/api/ GETs,
+//    /metrics) do only when the server listens beyond loopback. GET /api/v1/health, the
+//    page and its static files never do: they hold no job data.
+// Thread-safety: safe from any thread; the user table is re-read under a mutex.
 #pragma once
 
+#include <memory>
+#include <optional>
 #include <string>
 
 #include "common/status.h"
@@ -20,22 +26,34 @@ namespace shoal {
 
 bool IsLoopbackHost(const std::string& host);
 
+// The identity behind a request's token.
+struct Caller {
+  std::string user;
+  bool admin = false;
+};
+
+class UserTokens;
+
 class ServerAuth {
  public:
-  // For `host`: no token on loopback (and any stale <home>/token is removed), else a new one.
-  static Result<ServerAuth> ForHost(const std::string& host, const std::string& home);
-  static ServerAuth WithToken(std::string token) { return ServerAuth(std::move(token)); }
-  static ServerAuth Open() { return ServerAuth(""); }
+  // The server's auth for `host`, with its token from <home>/token (made when missing),
+  // and its users from <home>/users.json. `owner` names the server token's holder.
+  static Result<ServerAuth> ForServer(const std::string& host, const std::string& home, const std::string& owner);
+  // For tests: a fixed server token and no users file.
+  static ServerAuth WithToken(std::string token, bool loopback, std::string owner = "owner");
 
-  bool enabled() const { return !token_.empty(); }
   const std::string& token() const { return token_; }
+  bool loopback() const { return loopback_; }
   bool Requires(const std::string& method, const std::string& path) const;
   // `authorization` is the request's Authorization header ("" when absent).
-  bool Allows(const std::string& authorization) const;
+  std::optional<Caller> Identify(const std::string& authorization) const;
 
  private:
-  explicit ServerAuth(std::string token) : token_(std::move(token)) {}
+  ServerAuth(std::string token, bool loopback, std::string owner, std::shared_ptr<UserTokens> users);
   std::string token_;
+  bool loopback_ = true;
+  std::string owner_;
+  std::shared_ptr<UserTokens> users_;  // null: no users file
 };
 
 std::string TokenPath(const std::string& home);

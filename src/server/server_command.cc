@@ -15,6 +15,7 @@
 #include "common/http_server.h"
 #include "common/log.h"
 #include "common/termination.h"
+#include "common/token_file.h"
 #include "common/paths.h"
 #include "common/units.h"
 #include "server/api.h"
@@ -33,7 +34,9 @@ int StopServer(const std::string& home) {
     return 0;
   }
   int pid = info.value("pid", 0);
-  auto stopped = HttpJsonClient(info["url"].get<std::string>(), 5000).Post("/api/v1/shutdown", Json::object());
+  HttpJsonClient client(info["url"].get<std::string>(), 5000);
+  client.set_bearer_token(ReadTokenFile(TokenPath(home)));
+  auto stopped = client.Post("/api/v1/shutdown", Json::object());
   // A server listening beyond loopback (for a Slurm cluster's nodes, say) refuses the call
   // from a non-loopback address; it is this home's server on this machine: signal it.
   if (!stopped.ok() && pid > 0) kill(pid, SIGTERM);
@@ -56,7 +59,7 @@ int ServerCommand(int argc, char** argv) {
   std::string cpus, memory;
   int gpus = -1;
   app.add_option("--home", home, "state directory: job history, logs (default $SHOAL_HOME or ~/.shoal)");
-  app.add_option("--host", host, "address to listen on (default loopback only; any other address requires the token written to <home>/token)");
+  app.add_option("--host", host, "address to listen on (default loopback only; beyond loopback every call needs a token, not only those that change state: docs/reliability.md)");
   auto* port_option = app.add_option("--port", port, "port to listen on (default 7480, or a free one when 7480 is taken); 0 picks a free one")
                           ->check(CLI::Range(0, 65535));
   app.add_option("--cpus", cpus, "CPUs the local cluster offers (default: this machine's cores)");
@@ -121,14 +124,14 @@ int ServerCommand(int argc, char** argv) {
     std::fprintf(stderr, "shoal server: %s\n", series.status().message().c_str());
     return 1;
   }
-  auto auth = ServerAuth::ForHost(host, home);
+  auto auth = ServerAuth::ForServer(host, home, CurrentUserName());
   if (!auth.ok()) {
     std::fprintf(stderr, "shoal server: %s\n", auth.status().message().c_str());
     return 1;
   }
-  if (auth->enabled()) {
-    // The AMs this server starts inherit the token to authorise their reports.
-    setenv("SHOAL_SERVER_TOKEN", auth->token().c_str(), 1);
+  // The AMs this server starts inherit the token to authorise their reports.
+  setenv("SHOAL_SERVER_TOKEN", auth->token().c_str(), 1);
+  if (!auth->loopback()) {
     std::fprintf(stderr, "shoal server: listening beyond loopback on %s: requests need the token in %s\n", host.c_str(),
                  TokenPath(home).c_str());
   }
@@ -163,7 +166,7 @@ int ServerCommand(int argc, char** argv) {
   }
   RequestMetrics requests;
   InstallServerHooks(http, *auth, requests, TokenPath(home));
-  InstallApi(http, ApiContext{jobs, requests, backend->name(), [&http] { http.stop(); }});
+  InstallApi(http, ApiContext{jobs, *auth, requests, backend->name(), [&http] { http.stop(); }});
   InstallWebUi(http, EmbeddedWebAssets());
   OnTermination([&http] { http.stop(); });
   Json info{{"url", url}, {"pid", getpid()}, {"home", home}};

@@ -20,12 +20,14 @@ void InstallServerHooks(httplib::Server& http, const ServerAuth& auth, RequestMe
   http.set_tcp_nodelay(true);
   http.set_pre_routing_handler([&auth, token_path](const httplib::Request& req, httplib::Response& res) {
     request_started = std::chrono::steady_clock::now();
-    if (!auth.Requires(req.method, req.path) || auth.Allows(req.get_header_value("Authorization"))) {
+    if (!auth.Requires(req.method, req.path) || auth.Identify(req.get_header_value("Authorization"))) {
       return httplib::Server::HandlerResponse::Unhandled;
     }
+    std::string what = auth.loopback() ? "changes state" : "goes to a server that listens beyond loopback";
     ReplyJson(res,
-              ErrorBody(FailedPrecondition("this server listens beyond loopback and needs its token: send the header "
-                                           "`Authorization: Bearer <token>` with the token in " + token_path)),
+              ErrorBody(PermissionDenied(req.method + " " + req.path + " " + what + " and needs a token: send the header "
+                                         "`Authorization: Bearer <token>` with the server's token (in " + token_path +
+                                         ") or a user's own (`shoal user add NAME` gives one)")),
               401);
     return httplib::Server::HandlerResponse::Handled;
   });

@@ -2,8 +2,8 @@
 // before routing, and the latency measurement (request_metrics.h) after the reply.
 //
 // Contract:
-//  - A request that needs the token and lacks it gets 401 with an error body telling
-//    where the token is; nothing else of it runs.
+//  - A request that needs a token (ServerAuth::Requires) and lacks a valid one gets 401
+//    with an error body telling where tokens come from; nothing else of it runs.
 //  - Request bodies above 64 MiB get 413. Replies go out without Nagle's delay.
 //  - Every request, refused or not, is measured.
 // Thread-safety: the hooks run on the server's worker threads; auth is immutable and

@@ -68,6 +68,7 @@ Json ToJson(const JobSpec& spec) {
               {"workdir", spec.workdir},
               {"roles", roles},
               {"env", spec.env},
+              {"secrets", spec.secrets},
               {"max_attempts", spec.max_attempts},
               {"board", {{"command", spec.board.command}, {"role", spec.board.role}, {"index", spec.board.index}}},
               {"files", spec.files},
@@ -88,6 +89,7 @@ JobSpec JobSpecFromJson(const Json& json) {
   spec.user = json.value("user", "");
   spec.workdir = json.value("workdir", "");
   spec.env = json.value("env", std::map<std::string, std::string>{});
+  spec.secrets = json.value("secrets", std::set<std::string>{});
   spec.max_attempts = json.value("max_attempts", 1);
   if (json.contains("timeouts")) {
     const Json& t = json["timeouts"];
@@ -131,6 +133,35 @@ JobSpec JobSpecFromJson(const Json& json) {
     spec.roles.push_back(std::move(role));
   }
   return spec;
+}
+
+Json MaskSecrets(Json spec_json) {
+  if (!spec_json.contains("secrets") || !spec_json["secrets"].is_array()) return spec_json;
+  auto mask = [&](Json& env) {
+    if (!env.is_object()) return;
+    for (const Json& name : spec_json["secrets"]) {
+      if (name.is_string() && env.contains(name.get<std::string>())) env[name.get<std::string>()] = kSecretMask;
+    }
+  };
+  if (spec_json.contains("env")) mask(spec_json["env"]);
+  if (spec_json.contains("roles") && spec_json["roles"].is_array()) {
+    for (Json& role : spec_json["roles"]) {
+      if (role.is_object() && role.contains("env")) mask(role["env"]);
+    }
+  }
+  return spec_json;
+}
+
+std::vector<std::string> SecretValues(const JobSpec& spec) {
+  std::vector<std::string> values;
+  auto collect = [&](const std::map<std::string, std::string>& env) {
+    for (const auto& name : spec.secrets) {
+      if (auto it = env.find(name); it != env.end() && !it->second.empty()) values.push_back(it->second);
+    }
+  };
+  collect(spec.env);
+  for (const auto& role : spec.roles) collect(role.env);
+  return values;
 }
 
 }  // namespace shoal

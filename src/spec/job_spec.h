@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -92,6 +93,9 @@ struct JobSpec {
   std::string workdir;   // absolute; tasks start here
   std::vector<RoleSpec> roles;
   std::map<std::string, std::string> env;
+  // Names of environment variables (job-level or a role's) whose values are secret:
+  // masked wherever Shoal shows the spec or a task's output (MaskSecrets).
+  std::set<std::string> secrets;
   int max_attempts = 1;
   Timeouts timeouts;
   BoardSpec board;
@@ -107,5 +111,12 @@ struct JobSpec {
 
 Json ToJson(const JobSpec& spec);
 JobSpec JobSpecFromJson(const Json& json);
+
+inline constexpr const char* kSecretMask = "********";
+// The spec's JSON (ToJson's form) with the values of its secret variables replaced by
+// kSecretMask, for everything that shows a spec to people.
+Json MaskSecrets(Json spec_json);
+// The values of the spec's secret variables (non-empty ones), wherever they are set.
+std::vector<std::string> SecretValues(const JobSpec& spec);
 
 }  // namespace shoal

@@ -8,6 +8,7 @@
 #include <functional>
 #include <cstring>
 #include <regex>
+#include <set>
 
 #include "common/files.h"
 #include "common/units.h"
@@ -115,6 +116,7 @@ class SpecReader {
     if (auto n = root["archives"]) ReadArchives(n, spec);
     if (auto n = root["inputs"]) ReadInputs(n, spec);
     if (auto n = root["outputs"]) ReadOutputs(n, spec);
+    spec.secrets = secrets_;
     return spec;
   }
 
@@ -515,11 +517,19 @@ class SpecReader {
               "use letters, digits and '_', not starting with a digit");
         continue;
       }
-      if (!it->second.IsScalar()) {
-        Issue(field + "." + name, "must be a single value", "quote it: " + name + ": \"value\"");
+      const YAML::Node& value = it->second;
+      // {secret: VALUE}: a value Shoal masks wherever it shows the spec or the task's output.
+      if (value.IsMap() && value.size() == 1 && value["secret"] && value["secret"].IsScalar()) {
+        (*env)[name] = value["secret"].Scalar();
+        secrets_.insert(name);
         continue;
       }
-      (*env)[name] = it->second.Scalar();
+      if (!value.IsScalar()) {
+        Issue(field + "." + name, "must be a single value, or {secret: VALUE} for a secret",
+              "quote it: " + name + ": \"value\", or " + name + ": {secret: \"value\"}");
+        continue;
+      }
+      (*env)[name] = value.Scalar();
     }
   }
 
@@ -629,6 +639,7 @@ class SpecReader {
   const ParseOptions& options_;
   SourceMap& sources_;
   std::vector<SpecIssue>& issues_;
+  std::set<std::string> secrets_;  // env names given as {secret: VALUE}
 };
 
 // Applies "a.b.c=value" to the document; the value is read as YAML ("3" is a number).

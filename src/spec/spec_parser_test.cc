@@ -56,6 +56,25 @@ TEST(ParseJobSpec, ReadsEveryField) {
   EXPECT_EQ(spec.TotalTasks(), 3);
 }
 
+TEST(ParseJobSpec, SecretVariablesAreReadAndMaskedInTheShownSpec) {
+  auto parsed = ParseJobSpec("env: {TOKEN: {secret: s3cr3t}, PLAIN: p}\n"
+                             "roles: {worker: {command: 'true', env: {KEY: {secret: k3y}}}}\n", Options());
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  const JobSpec& spec = parsed->spec;
+  EXPECT_EQ(spec.env.at("TOKEN"), "s3cr3t") << "the program gets the value";
+  EXPECT_EQ(spec.secrets, (std::set<std::string>{"KEY", "TOKEN"}));
+  EXPECT_EQ(SecretValues(spec), (std::vector<std::string>{"s3cr3t", "k3y"}));
+  Json shown = MaskSecrets(ToJson(spec));
+  EXPECT_EQ(shown["env"]["TOKEN"], kSecretMask);
+  EXPECT_EQ(shown["env"]["PLAIN"], "p");
+  EXPECT_EQ(shown["roles"][0]["env"]["KEY"], kSecretMask);
+  EXPECT_EQ(shown.dump().find("s3cr3t"), std::string::npos);
+  EXPECT_EQ(JobSpecFromJson(ToJson(spec)).secrets, spec.secrets) << "kept through the job history";
+  auto bad = ParseJobSpec("env: {TOKEN: {secrt: x}}\nroles: {worker: {command: 'true'}}\n", Options());
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("{secret: VALUE}"), std::string::npos) << bad.status().message();
+}
+
 TEST(ParseJobSpec, JsonRoundTrip) {
   auto parsed = ParseJobSpec(kGood, Options());
   ASSERT_TRUE(parsed.ok());

@@ -61,10 +61,16 @@ export class ShoalServer {
     return result.stdout.trim();
   }
 
+  // The server's token (<home>/token): calls that change state need it.
+  token() {
+    return fs.readFileSync(path.join(this.home, 'token'), 'utf8').trim();
+  }
+
   async api(pathname, { method = 'GET', body } = {}) {
+    const headers = { Authorization: `Bearer ${this.token()}` };
+    if (body !== undefined) headers['Content-Type'] = 'application/json';
     const response = await fetch(this.url + pathname, {
-      method, body: body === undefined ? undefined : JSON.stringify(body),
-      headers: body === undefined ? {} : { 'Content-Type': 'application/json' },
+      method, body: body === undefined ? undefined : JSON.stringify(body), headers,
     });
     const value = await response.json();
     if (!response.ok) throw new Error(`${method} ${pathname}: HTTP ${response.status} ${JSON.stringify(value)}`);

@@ -145,7 +145,16 @@ test('the web UI follows, saves and kills a real job, showing job output as text
   assert.match(await page.locator('#log-matches').textContent(), /step 3 </);
   await shot('2-job-running');
 
-  // Save Model: the request is listed.
+  // Save Model changes state, so it needs a token: the page asks for it (the server's
+  // token, as its owner would paste it) and reloads with it; then the request is listed.
+  await page.click('#save-model');
+  const banner = page.locator('#token-banner');
+  await banner.locator('input[type=password]').waitFor();
+  assert.equal((await server.api(`/api/v1/jobs/${id}`)).saved_models.length, 0, 'nothing saved without the token');
+  await banner.locator('input[type=password]').fill(server.token());
+  await Promise.all([page.waitForEvent('load'), banner.locator('button[type=submit]').click()]);
+  await page.locator('#save-model').waitFor();
+  await waitFor(async () => (await rows.count()) === 2, 'the containers after the reload');
   await page.click('#save-model');
   await page.locator('#saved-models li[data-model]').first().waitFor();
   assert.match(await page.locator('#saved-models').textContent(), /requested/);

@@ -58,14 +58,18 @@ class Shoal:
         wait_for(lambda: (self.home / "server.json").exists(), 10, what="the server to start")
         return self.server
 
+    def token(self):
+        """The server's token (<home>/token): calls that change state need it."""
+        return (self.home / "token").read_text().strip()
+
     def stop_server(self):
         if self.server and self.server.poll() is None:
             self.server.send_signal(signal.SIGTERM)
             self.server.wait(10)
         self.server = None
 
-    def run(self, *args, check=None, timeout=300, input=None):
-        result = subprocess.run([SHOAL, *args], env=self.env, capture_output=True, text=True, timeout=timeout,
+    def run(self, *args, check=None, timeout=300, input=None, env=None):
+        result = subprocess.run([SHOAL, *args], env=env or self.env, capture_output=True, text=True, timeout=timeout,
                                 input=input)
         if check is not None:
             assert result.returncode == check, (

@@ -424,6 +424,7 @@ roles:
 """
     body = json.dumps({"spec": spec, "base_dir": str(tmp_path), "user": "test"}).encode()
     request = urllib.request.Request(f"{url}/api/v1/jobs", body, {"Content-Type": "application/json",
+                                                                   "Authorization": f"Bearer {shoal.token()}",
                                                                    "Connection": "close"})
     with urllib.request.urlopen(request) as reply:
         job_id = json.loads(reply.read())["id"]

@@ -188,14 +188,21 @@ HOSTILE_REQUESTS = [
     ("PUT", "/api/v1/jobs", "{}", {}),
     ("DELETE", "/api/v1/jobs/job-1", None, {}),
     ("POST", "/api/v1/jobs", '{"spec": "x"}', {"Content-Type": "text/html; charset=\u00ff".encode("latin-1").decode("latin-1")}),
+    # tokens that are not the server's: no state changes
+    ("POST", "/api/v1/jobs/job-1/kill", "{}", {"Authorization": ""}),
+    ("POST", "/api/v1/jobs/job-1/kill", "{}", {"Authorization": "Bearer wrong"}),
+    ("POST", "/api/v1/jobs/job-1/kill", "{}", {"Authorization": "Basic YWRtaW46YWRtaW4="}),
+    ("POST", "/api/v1/jobs/job-1/kill", "{}", {"Authorization": "Bearer " + "a" * 10_000}),
+    ("POST", "/api/v1/shutdown", "{}", {"Authorization": "Bearer "}),
+    ("POST", "/api/v1/jobs", '{"spec": "roles: {w: {command: touch /tmp/shoal-hostile-was-here}}"}', {"Authorization": "bearer x"}),
 ]
 
 
 @pytest.mark.parametrize("method,path,body,headers", HOSTILE_REQUESTS,
                          ids=[f"{r[0]} {r[1][:40]} {str(r[2])[:20]}" for r in HOSTILE_REQUESTS])
 def test_hostile_api_request(served, method, path, body, headers):
-    _, url = served
-    status, reply = http(url, method, path, body, headers)
+    shoal, url = served
+    status, reply = http(url, method, path, body, {"Authorization": f"Bearer {shoal.token()}", **headers})
     assert 400 <= status < 500, f"{method} {path} answered {status}: {reply[:300]!r}"
     if reply and status != 404:
         assert b"error" in reply or b"Not Found" in reply, reply[:300]

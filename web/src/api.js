@@ -1,6 +1,7 @@
-// The REST API client of the page (docs/api.md). When the server listens beyond
-// loopback it needs its token (docs/web-ui.md): the page asks for it once, keeps it in
-// this tab's sessionStorage and sends `Authorization: Bearer <token>`.
+// The REST API client of the page (docs/api.md). Calls that change state (Save Model,
+// Kill) always need a token, and every call does when the server listens beyond loopback
+// (docs/web-ui.md): on a 401 the page asks for one, keeps it in this tab's sessionStorage
+// and sends `Authorization: Bearer <token>` from then on.
 import { el, replace } from './dom.js';
 
 const TOKEN_KEY = 'shoal.token';
@@ -68,7 +69,7 @@ function askForToken() {
       sessionStorage.setItem(TOKEN_KEY, input.value.trim());
       location.reload();
     },
-  }, 'This server listens beyond loopback and needs its token (the file token in the server\'s home). ', input,
+  }, 'This needs a token: your own (from `shoal user add`, kept in ~/.shoal/token) or the server\'s (the file token in its home). ', input,
   el('button', { type: 'submit' }, 'Use token'));
   replace(banner, form);
   banner.hidden = false;

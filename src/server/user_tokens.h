@@ -1,0 +1,48 @@
+// UserTokens: the server's users, each with a token of their own (<home>/users.json).
+//
+// Contract:
+//  - The file is {"users": {"<name>": {"token": "<hex>", "admin": false}, ...}}, mode
+//    0600, in the server's home. AddUser() (what `shoal user add` runs) gives a user a new
+//    random token, replacing an old one, and writes the file atomically.
+//  - Find() looks a token up, re-reading the file when its inode, modification time or
+//    size changed, so users added while the server runs are known at once. A file that cannot
+//    be parsed keeps the last good table (and the error is logged once per change).
+//  - User names: 1 to 64 of letters, digits, '.', '_', '-', starting with a letter or digit.
+// Thread-safety: Find() is safe from any thread.
+#pragma once
+
+#include <sys/types.h>
+
+#include <ctime>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "common/json.h"
+#include "common/status.h"
+#include "server/server_auth.h"
+
+namespace shoal {
+
+std::string UsersPath(const std::string& home);
+Status CheckUserName(const std::string& name);
+
+// Gives `name` a new token in <home>/users.json and returns it.
+Result<std::string> AddUser(const std::string& home, const std::string& name, bool admin);
+
+class UserTokens {
+ public:
+  explicit UserTokens(std::string path) : path_(std::move(path)) {}
+  std::optional<Caller> Find(const std::string& token);
+
+ private:
+  void ReloadIfChanged();  // REQUIRES mutex_
+  const std::string path_;
+  std::mutex mutex_;
+  Json users_ = Json::object();  // GUARDED_BY(mutex_)
+  timespec mtime_{};             // GUARDED_BY(mutex_)
+  off_t size_ = -1;              // GUARDED_BY(mutex_)
+  ino_t inode_ = 0;              // GUARDED_BY(mutex_)
+};
+
+}  // namespace shoal
