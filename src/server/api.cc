@@ -154,9 +154,9 @@ void InstallApi(httplib::Server& http, ApiContext ctx) {
     return jobs.Series(std::string(req.matches[1]), IntParam(req, "attempt", 0, 0, 1000),
                        SeriesCursor{Int64Param(req, "after_sample"), Int64Param(req, "after_point")});
   }));
-  http.Post(R"(/api/v1/jobs/([^/]+)/stack)", RouteJson([&jobs, caller](const httplib::Request& req) -> Result<Json> {
+  http.Post(R"(/api/v1/jobs/([^/]+)/stack)", RouteJson([&jobs, &auth, caller](const httplib::Request& req) -> Result<Json> {
     RETURN_IF_ERROR(JobFor(jobs, caller(req), JobAction::kChange, req).status());
-    return CaptureStacks(jobs, std::string(req.matches[1]));
+    return CaptureStacks(jobs, std::string(req.matches[1]), auth.token());
   }));
   http.Post(R"(/api/v1/jobs/([^/]+)/save-model)", RouteJson([&jobs, caller](const httplib::Request& req) -> Result<Json> {
     RETURN_IF_ERROR(JobFor(jobs, caller(req), JobAction::kChange, req).status());

@@ -5,7 +5,7 @@
 
 namespace shoal {
 
-Result<Json> CaptureStacks(JobManager& jobs, const std::string& id) {
+Result<Json> CaptureStacks(JobManager& jobs, const std::string& id, const std::string& server_token) {
   ASSIGN_OR_RETURN(Json detail, jobs.Get(id, 0, 0));
   std::string state = detail.value("state", "");
   const Json& attempts = detail["attempts"];
@@ -16,6 +16,7 @@ Result<Json> CaptureStacks(JobManager& jobs, const std::string& id) {
   std::string am_addr = attempt.value("am_addr", "");
   if (am_addr.empty()) return FailedPrecondition("job " + id + "'s application master has not started yet; try again in a moment");
   HttpJsonClient am("http://" + am_addr, 60'000);
+  am.set_bearer_token(server_token);
   auto reply = am.Post(am_protocol::kStackRequest, Json::object());
   if (!reply.ok()) {
     if (reply.status().code() == StatusCode::kFailedPrecondition) return reply.status();

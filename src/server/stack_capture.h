@@ -18,6 +18,7 @@
 
 namespace shoal {
 
-Result<Json> CaptureStacks(JobManager& jobs, const std::string& id);
+// `server_token` proves to the AM that the server asks (AMs hold the same token).
+Result<Json> CaptureStacks(JobManager& jobs, const std::string& id, const std::string& server_token);
 
 }  // namespace shoal
