@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,31 +22,49 @@ std::string ReadAll(const std::string& path) {
   return text;
 }
 
-TEST(OutputCapture, CopiesBothStreamsAndSplitsStderrLines) {
-  int out[2], err[2];
-  ASSERT_EQ(pipe(out), 0);
-  ASSERT_EQ(pipe(err), 0);
-  char path[] = "/tmp/shoal-capture-XXXXXX";
-  int log = mkstemp(path);
-  std::vector<std::string> lines;
-  {
-    OutputCapture capture(out[0], err[0], log, [&](std::string_view line) { lines.emplace_back(line); });
-    ASSERT_EQ(write(out[1], "hello\n", 6), 6);
-    ASSERT_EQ(write(err[1], "reporter progress:0.5\nhalf", 26), 26);
-    ASSERT_TRUE(capture.Pump(100).ok());
-    ASSERT_TRUE(capture.Pump(100).ok());
-    ASSERT_EQ(write(err[1], " a line\n", 8), 8);
-    close(out[1]);
-    close(err[1]);
-    while (capture.open()) ASSERT_TRUE(capture.Pump(100).ok());
-    capture.Drain();
+// One program's stdout and stderr as pipes into a capture that logs to a scratch file
+// and keeps the stderr lines it is handed.
+class OutputCaptureOfOneProgram : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_EQ(pipe(out_), 0);
+    ASSERT_EQ(pipe(err_), 0);
+    log_ = mkstemp(path_);
+    capture_.emplace(out_[0], err_[0], log_, [this](std::string_view line) { lines_.emplace_back(line); });
   }
-  EXPECT_EQ(lines, (std::vector<std::string>{"reporter progress:0.5", "half a line"}));
-  std::string logged = ReadAll(path);
+  void TearDown() override {
+    close(log_);
+    unlink(path_);
+  }
+  static void Write(int fd, const std::string& text) {
+    ASSERT_EQ(write(fd, text.data(), text.size()), static_cast<ssize_t>(text.size()));
+  }
+  // Closes the program's ends, copies everything and returns the log.
+  std::string Finish() {
+    close(out_[1]);
+    close(err_[1]);
+    while (capture_->open()) EXPECT_TRUE(capture_->Pump(100).ok());
+    capture_->Drain();
+    capture_.reset();
+    return ReadAll(path_);
+  }
+  int out_[2], err_[2];
+  char path_[32] = "/tmp/shoal-capture-XXXXXX";
+  int log_ = -1;
+  std::vector<std::string> lines_;
+  std::optional<OutputCapture> capture_;
+};
+
+TEST_F(OutputCaptureOfOneProgram, CopiesBothStreamsAndSplitsStderrLines) {
+  Write(out_[1], "hello\n");
+  Write(err_[1], "reporter progress:0.5\nhalf");
+  ASSERT_TRUE(capture_->Pump(100).ok());
+  ASSERT_TRUE(capture_->Pump(100).ok());
+  Write(err_[1], " a line\n");
+  std::string logged = Finish();
+  EXPECT_EQ(lines_, (std::vector<std::string>{"reporter progress:0.5", "half a line"}));
   EXPECT_NE(logged.find("hello\n"), std::string::npos);
   EXPECT_NE(logged.find("half a line\n"), std::string::npos);
-  close(log);
-  unlink(path);
 }
 
 TEST(OutputCapture, CutsOverlongLinesSoMemoryStaysBounded) {
@@ -107,34 +126,17 @@ TEST(OutputCapture, PrefixesTheLinesOfSeveralProcesses) {
 
 // A secret split across two writes is still masked, in the log and in the lines the
 // callback sees (the failure message), and a secret inside a longer one goes with it.
-TEST(OutputCapture, MasksSecretValuesEvenWhenSplitAcrossWrites) {
-  int out[2], err[2];
-  ASSERT_EQ(pipe(out), 0);
-  ASSERT_EQ(pipe(err), 0);
-  char path[] = "/tmp/shoal-capture-XXXXXX";
-  int log = mkstemp(path);
-  std::vector<std::string> lines;
-  {
-    OutputCapture capture(out[0], err[0], log, [&](std::string_view line) { lines.emplace_back(line); });
-    capture.MaskSecrets({"hunter2", "", "xhunter2x"});
-    ASSERT_EQ(write(out[1], "key=hun", 7), 7);
-    ASSERT_TRUE(capture.Pump(100).ok());
-    const std::string rest = "ter2 and hunter2hunter2\nxhunter2x\n", failed = "failed: hunter2\n";
-    ASSERT_EQ(write(out[1], rest.data(), rest.size()), static_cast<ssize_t>(rest.size()));
-    ASSERT_EQ(write(err[1], failed.data(), failed.size()), static_cast<ssize_t>(failed.size()));
-    close(out[1]);
-    close(err[1]);
-    while (capture.open()) ASSERT_TRUE(capture.Pump(100).ok());
-    capture.Drain();
-  }
-  std::string logged = ReadAll(path);
+TEST_F(OutputCaptureOfOneProgram, MasksSecretValuesEvenWhenSplitAcrossWrites) {
+  capture_->MaskSecrets({"hunter2", "", "xhunter2x"});
+  Write(out_[1], "key=hun");
+  ASSERT_TRUE(capture_->Pump(100).ok());
+  Write(out_[1], "ter2 and hunter2hunter2\nxhunter2x\n");
+  Write(err_[1], "failed: hunter2\n");
+  std::string logged = Finish();
   EXPECT_EQ(logged.find("hunter2"), std::string::npos) << logged;
   EXPECT_NE(logged.find("key=******** and ****************\n"), std::string::npos) << logged;
   EXPECT_NE(logged.find("\n********\n"), std::string::npos) << logged;
-  ASSERT_EQ(lines.size(), 1u);
-  EXPECT_EQ(lines[0], "failed: ********");
-  close(log);
-  unlink(path);
+  EXPECT_EQ(lines_, (std::vector<std::string>{"failed: ********"}));
 }
 
 }  // namespace
