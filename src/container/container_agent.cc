@@ -371,6 +371,7 @@ Status ContainerAgent::CommitOutputs(bool succeeded, int heartbeat_ms) {
     for (int waited = 0; waited < heartbeat_ms && !done; waited += 20) SleepMillis(20);
     if (done) break;
     Json beat = TaskBody();
+    beat["uploading"] = true;  // activity: a long upload is not a hang
     (void)am_.Post(am_protocol::kHeartbeat, beat, 5000);
   }
   commit.join();

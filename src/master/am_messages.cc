@@ -123,6 +123,7 @@ Result<HeartbeatData> HeartbeatFromBody(const Json& body) {
       data.metrics = body["metrics"];
     }
     data.rtt_ms = body.value("rtt_ms", -1.0);
+    data.uploading = body.value("uploading", false);
     return data;
   });
 }

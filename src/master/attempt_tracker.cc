@@ -139,6 +139,7 @@ Result<bool> AttemptTracker::Heartbeat(const std::string& role, int index, const
     task->rss_bytes = data.sample.value("rss", int64_t{0});
     AppendBounded(pending_samples_[task->rank], Json::array({data.sample}), kMaxPending);
   }
+  if (data.uploading) active = true;
   if (data.metrics.is_array() && !data.metrics.empty()) {
     AppendBounded(pending_metrics_[task->rank], data.metrics, kMaxPending);
     active = true;

@@ -13,7 +13,8 @@
 //  - Done() is true once the attempt is final and no container is left.
 //  - Hangs: a running task whose heartbeats show no progress change, no metric and CPU
 //    use under kIdleCpuPercent for timeouts.hang is flagged hung (and fails, with
-//    timeouts.on_hang: fail); any activity clears the flag.
+//    timeouts.on_hang: fail); any activity clears the flag. An agent uploading the task's
+//    outputs (after the program's exit) is active: an upload never looks like a hang.
 //  - Heartbeats' resource samples and metric points wait in bounded per-task buffers
 //    until TakeSeries() hands them to the AM's report.
 // Thread-safety: not thread-safe; the AM guards it with its mutex.
@@ -71,6 +72,7 @@ struct HeartbeatData {
   Json sample;                      // {t, cpu, rss, progress, gpu_util, gpu_mem} or null
   Json metrics = Json::array();     // [{t, step, name, value}]
   double rtt_ms = -1;
+  bool uploading = false;           // the agent is committing the task's outputs
 };
 
 Json ToJson(const TaskStatus& task);

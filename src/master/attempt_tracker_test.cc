@@ -139,6 +139,28 @@ TEST(AttemptTracker, IdleTasksAreFlaggedHungAndActivityClearsTheFlag) {
   EXPECT_FALSE(tracker.Find("worker", 1)->hung) << "so is a progress change";
 }
 
+TEST(AttemptTracker, AnUploadLongerThanTheHangTimeoutIsNotAHang) {
+  FakeClock clock;
+  JobSpec spec = Spec(1);
+  spec.timeouts.hang_ms = 4'000;
+  spec.timeouts.hang_fails = true;
+  AttemptTracker tracker(spec, "job-1", 1, {}, clock);
+  StartAll(tracker);
+  for (int beat = 0; beat < 10; ++beat) {  // 10 s of an agent uploading: no CPU sample, no progress
+    clock.Advance(1'000);
+    ASSERT_TRUE(tracker.Heartbeat("worker", 0, {.uploading = true}).ok());
+    tracker.Tick();
+  }
+  EXPECT_FALSE(tracker.Find("worker", 0)->hung);
+  EXPECT_EQ(tracker.state(), AttemptState::kRunning);
+  for (int beat = 0; beat < 5; ++beat) {  // the same heartbeats without the upload: a hang
+    clock.Advance(1'000);
+    ASSERT_TRUE(tracker.Heartbeat("worker", 0, {}).ok());
+    tracker.Tick();
+  }
+  EXPECT_EQ(tracker.state(), AttemptState::kFailed) << "the test can fail: without uploading it is a hang";
+}
+
 TEST(AttemptTracker, OnHangFailFailsTheTaskAndStopsIt) {
   FakeClock clock;
   JobSpec spec = Spec(2);
