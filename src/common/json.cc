@@ -1,8 +1,37 @@
 #include "common/json.h"
 
 namespace shoal {
+namespace {
+
+// Whether arrays and objects in `text` nest deeper than `limit` (brackets inside strings
+// do not count). nlohmann parses any depth without recursion, but copying, dumping and
+// comparing a value recurse once per level: a request body of "[[[[..." a megabyte deep
+// overflowed the stack of the server's thread that handled it.
+bool NestsDeeperThan(const std::string& text, int limit) {
+  int depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (in_string) {
+      if (c == '\\') ++i;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > limit) return true;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return false;
+}
+
+}  // namespace
 
 Result<Json> ParseJson(const std::string& text, const std::string& what) {
+  if (NestsDeeperThan(text, kMaxJsonDepth)) {
+    return InvalidArgument(what + " nests arrays or objects more than " + std::to_string(kMaxJsonDepth) + " levels deep");
+  }
   Json value = Json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (value.is_discarded()) return InvalidArgument(what + " is not valid JSON");
   return value;

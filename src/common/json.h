@@ -12,7 +12,12 @@ namespace shoal {
 
 using Json = nlohmann::json;
 
-// Parses text as JSON; a parse error is InvalidArgument naming `what`.
+// Arrays and objects nest at most this deep in JSON that ParseJson accepts: far more than
+// any of Shoal's documents, and shallow enough for nlohmann's recursive copy and dump.
+inline constexpr int kMaxJsonDepth = 64;
+
+// Parses text as JSON; a parse error, or nesting deeper than kMaxJsonDepth, is
+// InvalidArgument naming `what`.
 Result<Json> ParseJson(const std::string& text, const std::string& what);
 
 // The body of an error reply: {"error": {"code": "...", "message": "..."}}.

@@ -108,6 +108,28 @@ TEST_P(ApiTest, RefusesMalformedBodiesAndUnknownJobsWithClear4xx) {
   EXPECT_EQ(Send("GET", "/api/v1/health")->status, 200) << "the server is still up";
 }
 
+TEST_P(ApiTest, RefusesBodiesNestedTooDeepAndStaysUp) {
+  auto nested = [](int depth) { return std::string(depth, '[') + std::string(depth, ']'); };
+  // A million levels: each of these overflowed the stack of the thread handling it (the
+  // whole server crashed) before ParseJson refused nesting deeper than kMaxJsonDepth.
+  const std::string deep = nested(1'000'000);
+  for (const auto& [path, body] : {std::pair<std::string, std::string>{"/api/v1/jobs", R"({"spec": )" + deep + "}"},
+                                   {"/internal/v1/jobs/job-1/attempts/1/report", R"({"tasks": [{"ports": )" + deep + "}]}"}}) {
+    auto reply = Send("POST", path, body);
+    ASSERT_TRUE(reply) << path;
+    EXPECT_EQ(reply->status, 400) << path << ": " << reply->body;
+    EXPECT_NE(ErrorMessage(reply).find("more than 64 levels deep"), std::string::npos) << reply->body;
+  }
+  // As deep as allowed, or brackets inside strings: read, then refused for what they say.
+  for (const std::string& body : {R"({"spec": )" + nested(kMaxJsonDepth - 1) + "}",
+                                  R"({"spec": "\")" + std::string(100, '[') + R"("})"}) {
+    auto reply = Send("POST", "/api/v1/jobs", body);
+    EXPECT_EQ(reply->status, 400) << body;
+    EXPECT_EQ(ErrorMessage(reply).find("levels deep"), std::string::npos) << reply->body;
+  }
+  EXPECT_EQ(Send("GET", "/api/v1/health")->status, 200) << "the server is still up";
+}
+
 TEST_P(ApiTest, ServesSeriesSaveModelAndMetrics) {
   std::string id = RunningJob();
   auto report = Send("POST", "/internal/v1/jobs/" + id + "/attempts/1/report",

@@ -517,7 +517,8 @@ class SpecReader {
               "use letters, digits and '_', not starting with a digit");
         continue;
       }
-      const YAML::Node& value = it->second;
+      // A copy: it->second lives in a proxy that dies at the end of this statement.
+      const YAML::Node value = it->second;
       // {secret: VALUE}: a value Shoal masks wherever it shows the spec or the task's output.
       if (value.IsMap() && value.size() == 1 && value["secret"] && value["secret"].IsScalar()) {
         (*env)[name] = value["secret"].Scalar();
