@@ -353,10 +353,11 @@ class SpecReader {
         continue;
       }
       std::vector<std::string> paths;
-      if (it->second.IsScalar()) {
-        paths.push_back(it->second.Scalar());
-      } else if (it->second.IsSequence()) {
-        for (const auto& p : it->second) {
+      const YAML::Node listed = it->second;  // a copy: a range-for over it->second would outlive its proxy
+      if (listed.IsScalar()) {
+        paths.push_back(listed.Scalar());
+      } else if (listed.IsSequence()) {
+        for (const auto& p : listed) {
           if (p.IsScalar()) paths.push_back(p.Scalar());
         }
       }

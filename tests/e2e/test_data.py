@@ -463,7 +463,10 @@ roles:
     rss = wait_for(agent_rss_kb, 30, what="the worker's container agent")
     time.sleep(2)  # the reader sleeps: the feed must wait on the pipe, not buffer the file
     rss = max(rss, agent_rss_kb() or 0)
-    assert rss < 80_000, f"the agent holds {rss} kB while its program does not read"
+    # Under a sanitizer the agent's resident size is ASan's shadow and quarantine of freed
+    # buffers, not what it holds: the bound means something in normal builds only.
+    if "ASAN_OPTIONS" not in os.environ and "TSAN_OPTIONS" not in os.environ:
+        assert rss < 80_000, f"the agent holds {rss} kB while its program does not read"
     assert shoal.run("wait", job_id).returncode == 0, shoal.log_tails()
     assert shoal.logs(job_id, role="worker").split()[0] == "1000000"
     assert "stopped early" in shoal.logs(job_id, role="early")
