@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -135,8 +136,14 @@ Result<std::unique_ptr<Lmdb>> OpenLmdb(const std::string& uri) {
   struct stat st{};
   if (stat(path.c_str(), &st) != 0) return NotFound("cannot open LMDB " + uri + ": no such directory");
   auto db = std::make_unique<Lmdb>();
+  // Map only what the file holds: writers such as Caffe's record a 1 TiB map size, which
+  // a reader has no need of (and cannot map where address space is scarce). LMDB raises
+  // the size to the committed data's if this is less.
+  struct stat data_st{};
+  std::string data_file = S_ISDIR(st.st_mode) ? path + "/data.mdb" : path;
+  size_t map_size = stat(data_file.c_str(), &data_st) == 0 ? static_cast<size_t>(data_st.st_size) : 0;
   int rc = mdb_env_create(&db->env);
-  if (rc == 0) rc = mdb_env_set_mapsize(db->env, size_t{1} << 40);
+  if (rc == 0) rc = mdb_env_set_mapsize(db->env, std::max<size_t>(map_size, 1 << 20));
   unsigned flags = MDB_RDONLY | MDB_NOTLS | MDB_NOLOCK | (S_ISDIR(st.st_mode) ? 0 : MDB_NOSUBDIR);
   if (rc == 0) rc = mdb_env_open(db->env, path.c_str(), flags, 0664);
   if (rc == 0) rc = mdb_txn_begin(db->env, nullptr, MDB_RDONLY, &db->txn);
