@@ -77,8 +77,16 @@ export class ShoalServer {
     return value;
   }
 
-  // Stops the server and sweeps anything left of its jobs; returns the pids that were left.
+  // Kills the jobs still unfinished (a test that failed half way leaves its job
+  // running), stops the server and sweeps anything left of its jobs; returns the pids
+  // that were left, which only a leak leaves.
   async stop() {
+    const listed = spawnSync(SHOAL, ['list', '--json', '--limit', '1000'], { env: this.env, encoding: 'utf8', timeout: 20000 });
+    let jobs = [];
+    try { jobs = JSON.parse(listed.stdout).jobs || []; } catch { /* no server answer: nothing to kill */ }
+    for (const job of jobs.filter((j) => ['QUEUED', 'RUNNING'].includes(j.state))) {
+      spawnSync(SHOAL, ['kill', job.id], { env: this.env, timeout: 60000 });
+    }
     spawnSync(SHOAL, ['server', '--stop', '--home', this.home], { env: this.env, timeout: 20000 });
     if (this.process && this.process.exitCode === null) {
       try { process.kill(-this.process.pid, 'SIGTERM'); } catch { /* gone */ }

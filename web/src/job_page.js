@@ -34,6 +34,9 @@ export function jobPage(main, id) {
 
   let stopped = false;
   let job = null;
+  // Save requests the server has confirmed. A snapshot taken before the request (a long
+  // poll answered while it was on its way) lacks them; they stay listed until one holds them.
+  const confirmedSaves = new Map();
   const kill = el('button', { type: 'button', class: 'danger', id: 'kill', onclick: () => onKill() }, 'Kill');
   const save = el('button', { type: 'button', id: 'save-model', onclick: () => onSave() }, 'Save Model');
   const board = el('a', { id: 'board-link', target: '_blank', rel: 'noopener noreferrer', hidden: true }, 'Open board');
@@ -64,7 +67,7 @@ export function jobPage(main, id) {
     try {
       const entry = await api(`/api/v1/jobs/${encodeURIComponent(id)}/save-model`, { method: 'POST', body: {} });
       notice.textContent = `Save requested: ${entry.name}.`;
-      if (job) job.saved_models = [...(job.saved_models || []), entry];
+      confirmedSaves.set(entry.name, entry);
       renderSaved();
     } catch (error) {
       notice.textContent = `Cannot save a model: ${error.message}`;
@@ -107,7 +110,9 @@ export function jobPage(main, id) {
     renderSaved();
   }
   function renderSaved() {
-    const models = (job && job.saved_models) || [];
+    const models = [...((job && job.saved_models) || [])];
+    for (const m of models) confirmedSaves.delete(m.name);
+    models.push(...confirmedSaves.values());
     replace(saved, models.length ? models.map((m) => el('li', { 'data-model': m.name },
       el('span', { class: 'model-name' }, m.name), ' ', el('span', { class: 'muted' }, m.state),
       m.uri ? [' ', el('code', {}, m.uri)] : null, ' ', el('span', { class: 'muted' }, `(asked ${fmt.time(m.requested_ms)})`),
