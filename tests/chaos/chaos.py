@@ -638,8 +638,8 @@ roles:
             self.notes.append(f"attempt 1: {first['state']} {first.get('message', '')!r}")
         if self.fault in SLURM_FAULTS:
             where = f"{self.victim} ({'the AM and a task' if self.victim_has_am else 'a task'})"
-            if len(attempts) > 1 and not (f"node {self.victim}" in attempts[0].get("message", "")
-                                          or "NODE_FAIL" in attempts[0].get("message", "")):
+            # whatever noticed first (Slurm's NODE_FAIL, the AM), attempt 1 must name the dead node
+            if len(attempts) > 1 and not re.search(rf"\bnodes? (\S+, )*{self.victim}\b", attempts[0].get("message", "")):
                 self.notes.append(f"slurmd killed on {where}; attempt 1 ended: {attempts[0].get('message', '')!r}")
                 return "bad"
             self.notes.append(f"slurmd killed on {where}; attempt 1: {attempts[0]['state']} "

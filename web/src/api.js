@@ -62,7 +62,7 @@ export async function download(path, filename) {
 function askForToken() {
   const banner = document.getElementById('token-banner');
   if (!banner || !banner.hidden) return;
-  const input = el('input', { type: 'password', placeholder: 'token', 'aria-label': 'server token', size: 40 });
+  const input = el('input', { type: 'password', autocomplete: 'off', placeholder: 'token', 'aria-label': 'server token', size: 40 });
   const form = el('form', {
     onsubmit: (event) => {
       event.preventDefault();

@@ -146,6 +146,17 @@ std::vector<std::string> SlurmBackend::DownNodes(const std::string& nodes) const
   return down;
 }
 
+void SlurmBackend::CheckNodes(Watched& w, int64_t now) {
+  if (w.state->state != "RUNNING" || w.state->nodes.empty()) return;
+  if (w.nodes_checked_ms >= 0 && now - w.nodes_checked_ms < options_.node_check_interval_ms) return;
+  w.nodes_checked_ms = now;
+  for (std::string& node : DownNodes(w.state->nodes)) {
+    if (std::find(w.unresponsive.begin(), w.unresponsive.end(), node) == w.unresponsive.end()) {
+      w.unresponsive.push_back(std::move(node));
+    }
+  }
+}
+
 void SlurmBackend::Refresh(bool force) {
   int64_t now = clock_.NowMillis();
   std::vector<std::string> ids;
@@ -157,8 +168,14 @@ void SlurmBackend::Refresh(bool force) {
   for (auto& [id, state] : Query(ids)) {
     Watched& w = watched_[id];
     w.state = state;
+    CheckNodes(w, now);
     if (IsFinalSlurmState(state.state) && w.ended_note.empty()) {
-      w.ended_note = IsClusterFailure(state.state) ? DescribeClusterEnd(state, DownNodes(state.nodes))
+      std::vector<std::string> down;
+      if (IsClusterFailure(state.state)) {
+        down = DownNodes(state.nodes);
+        if (down.empty()) down = w.unresponsive;
+      }
+      w.ended_note = IsClusterFailure(state.state) ? DescribeClusterEnd(state, down)
                      : state.state == "GONE"        ? "Slurm no longer knows job " + id
                                                     : "";
       if (!w.ended_note.empty()) LogInfo("Slurm job " + id + ": " + w.ended_note);

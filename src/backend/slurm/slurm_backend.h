@@ -13,7 +13,10 @@
 //    poll interval for every attempt it watches, falling back to `scontrol show job` and
 //    sacct for a job squeue no longer lists; the attempt has ended once Slurm's job is final.
 //  - Note says why a job waits (PENDING, Resources ...) and, for an attempt the cluster
-//    ended (NODE_FAIL names the nodes that went down, PREEMPTED, TIMEOUT ...), why.
+//    ended (NODE_FAIL, PREEMPTED, TIMEOUT ...), why. NODE_FAIL names the job's nodes that
+//    are down when the end is seen or, when none is (a node back in service at once),
+//    those of its nodes that sinfo showed not responding while it ran (checked at most
+//    once per node check interval).
 //  - KillAttempt sends the AM SIGTERM (scancel --batch), lets it stop its tasks for the
 //    grace period, then scancels the whole job and waits until no step is left.
 // Thread-safety: all methods may be called from any thread; the cache takes a mutex.
@@ -34,6 +37,7 @@ struct SlurmOptions {
   std::vector<std::string> sbatch_options;  // more #SBATCH options from the administrator
   int kill_grace_ms = 5000;
   int poll_interval_ms = 1000;
+  int node_check_interval_ms = 5000;  // how often a running job's nodes are checked for failure
 };
 
 class SlurmBackend final : public ClusterBackend {
@@ -59,12 +63,17 @@ class SlurmBackend final : public ClusterBackend {
     std::optional<SlurmJobState> state;
     int64_t polled_ms = -1;
     std::string ended_note;  // filled once, when the job is final
+    int64_t nodes_checked_ms = -1;
+    std::vector<std::string> unresponsive;  // its nodes seen down or not responding while it ran
   };
   // Asks Slurm about every watched job, at most once per poll interval. REQUIRES mutex_
   void Refresh(bool force);
   // squeue, then scontrol, then sacct: the states of these jobs Slurm still knows.
   std::map<std::string, SlurmJobState> Query(const std::vector<std::string>& ids) const;
+  // The nodes of a Slurm node list that are down, failing, drained or not responding.
   std::vector<std::string> DownNodes(const std::string& nodes) const;
+  // While the job runs: remembers which of its nodes stop responding. REQUIRES mutex_
+  void CheckNodes(Watched& w, int64_t now);
   std::string SlurmIdOf(const AttemptLaunch& launch);
 
   SlurmCommands& commands_;

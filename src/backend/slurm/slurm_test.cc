@@ -322,6 +322,31 @@ TEST_F(SlurmBackendTest, ANodeFailureEndsTheAttemptNamingTheNode) {
   EXPECT_EQ(note.message, "node node2 failed; Slurm ended the attempt (NODE_FAIL)");
 }
 
+// A failed node back in service at once (ReturnToService=2, slurmd restarted) is no
+// longer down when the end is seen: the node that stopped responding while the job ran
+// is named.
+TEST_F(SlurmBackendTest, ANodeFailureNamesTheNodeThatStoppedRespondingEvenWhenItIsBack) {
+  std::string nodes_said = "node1 mixed\nnode2 mixed\n";
+  commands_.answers["sinfo"] = [&](const std::vector<std::string>&) { return CommandOutput{0, nodes_said, ""}; };
+  auto handle = backend_.StartAttempt(Launch());
+  ASSERT_TRUE(handle.ok());
+  squeue_ = R"({"job_id": 77, "het_job_id": 0, "job_state": "RUNNING", "nodes": "node[1-2]"})";
+  EXPECT_FALSE(backend_.PollAttempt(*handle).has_value());
+  nodes_said = "node1 mixed\nnode2 mixed*\n";
+  int checks = commands_.CountCalls("sinfo");
+  clock_.now += 1000;
+  EXPECT_FALSE(backend_.PollAttempt(*handle).has_value());
+  EXPECT_EQ(commands_.CountCalls("sinfo"), checks) << "asked again within the node check interval";
+  clock_.now += 5000;
+  EXPECT_FALSE(backend_.PollAttempt(*handle).has_value());
+  EXPECT_EQ(commands_.CountCalls("sinfo"), checks + 1);
+  nodes_said = "node1 idle\nnode2 idle\n";
+  squeue_ = R"({"job_id": 77, "het_job_id": 0, "job_state": "NODE_FAIL", "nodes": "node[1-2]", "exit_code": 15})";
+  clock_.now += 1000;
+  ASSERT_TRUE(backend_.PollAttempt(*handle).has_value());
+  EXPECT_EQ(backend_.Note(*handle).message, "node node2 failed; Slurm ended the attempt (NODE_FAIL)");
+}
+
 TEST_F(SlurmBackendTest, AJobSqueueForgotIsAskedOfScontrol) {
   auto handle = backend_.StartAttempt(Launch());
   ASSERT_TRUE(handle.ok());
