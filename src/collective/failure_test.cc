@@ -75,12 +75,15 @@ TEST(FailureTest, SilentRankTimesOutAndLaterCallersFailFast) {
     Status again = Barrier(comm);
     EXPECT_EQ(again.code(), StatusCode::kFailedPrecondition) << again.ToString();
   });
-  // Rank 1 exchanges with rank 2 in recursive doubling: it must time out naming it.
-  EXPECT_EQ(errors[1].code(), StatusCode::kTimeout) << errors[1].ToString();
-  EXPECT_NE(errors[1].message().find("rank 2"), std::string::npos) << errors[1].ToString();
-  EXPECT_NE(errors[1].message().find("rank 2 (stopped"), std::string::npos) << errors[1].ToString();
+  // Rank 1 exchanges with rank 2 in recursive doubling; rank 0 waits on rank 1. Whichever
+  // deadline passes first (threads start at different times on a loaded machine) times
+  // out and aborts the other: either way both name the silent rank 2.
+  EXPECT_TRUE(errors[0].code() == StatusCode::kTimeout || errors[1].code() == StatusCode::kTimeout)
+      << errors[0].ToString() << " / " << errors[1].ToString();
   for (int r = 0; r < 2; ++r) {
-    EXPECT_FALSE(errors[r].ok());
+    EXPECT_TRUE(errors[r].code() == StatusCode::kTimeout || errors[r].code() == StatusCode::kAborted)
+        << errors[r].ToString();
+    EXPECT_NE(errors[r].message().find("rank 2 (stopped"), std::string::npos) << errors[r].ToString();
     EXPECT_LT(seconds[r], 1.5 + 0.9) << errors[r].ToString();
   }
   // The late rank finds its peers gone and fails at once instead of waiting.
