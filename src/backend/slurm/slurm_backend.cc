@@ -132,18 +132,10 @@ std::map<std::string, SlurmJobState> SlurmBackend::Query(const std::vector<std::
 }
 
 std::vector<std::string> SlurmBackend::DownNodes(const std::string& nodes) const {
-  std::vector<std::string> down;
-  if (nodes.empty()) return down;
+  if (nodes.empty()) return {};
   auto out = commands_.Run({"sinfo", "-h", "-N", "-n", nodes, "-o", "%N %T"});
-  if (!out.ok() || !out->ok()) return down;
-  std::stringstream lines(out->out);
-  std::string name, state;
-  while (lines >> name >> state) {
-    bool bad = state.find("down") != std::string::npos || state.find("fail") != std::string::npos ||
-               state.find("drain") != std::string::npos || state.ends_with("*");
-    if (bad && std::find(down.begin(), down.end(), name) == down.end()) down.push_back(name);
-  }
-  return down;
+  if (!out.ok() || !out->ok()) return {};
+  return UnhealthyNodes(out->out);
 }
 
 void SlurmBackend::CheckNodes(Watched& w, int64_t now) {

@@ -81,6 +81,7 @@ std::vector<std::string> StepArgv(const StepPlacement& where, const std::string&
 }
 
 Result<std::vector<int>> ParseTasksPerNode(const std::string& text) {
+  constexpr size_t kMaxNodes = 1 << 16;  // beyond any cluster, below what memory allows
   std::vector<int> counts;
   std::stringstream in(text);
   std::string item;
@@ -93,7 +94,11 @@ Result<std::vector<int>> ParseTasksPerNode(const std::string& text) {
     if (!IsDigits(count) || !IsDigits(repeat) || count.size() > 6 || repeat.size() > 6) {
       return InvalidArgument("cannot read Slurm's tasks per node '" + text + "'");
     }
-    for (int i = 0; i < std::stoi(repeat); ++i) counts.push_back(std::stoi(count));
+    if (counts.size() + std::stoul(repeat) > kMaxNodes) {
+      return InvalidArgument("Slurm's tasks per node '" + text.substr(0, 80) + "' names more than " +
+                             std::to_string(kMaxNodes) + " nodes");
+    }
+    counts.insert(counts.end(), std::stoul(repeat), std::stoi(count));
   }
   if (counts.empty()) return InvalidArgument("Slurm's tasks per node is empty");
   return counts;

@@ -59,7 +59,7 @@ struct StepPlacement {
 std::vector<std::string> StepArgv(const StepPlacement& where, const std::string& step_name,
                                   const Resources& task, const std::vector<std::string>& agent_argv);
 
-// SLURM_TASKS_PER_NODE's form, "2(x3),1" -> {2, 2, 2, 1}.
+// SLURM_TASKS_PER_NODE's form, "2(x3),1" -> {2, 2, 2, 1}; more than 65536 nodes is an error.
 Result<std::vector<int>> ParseTasksPerNode(const std::string& text);
 
 // Which node each task of a component runs on: tasks fill nodes in order, as many on

@@ -1,5 +1,6 @@
 #include "backend/slurm/slurm_state.h"
 
+#include <algorithm>
 #include <set>
 #include <sstream>
 
@@ -205,6 +206,21 @@ std::string DescribeClusterEnd(const SlurmJobState& job, const std::vector<std::
   if (job.state == "OUT_OF_MEMORY") return "a step of the attempt ran out of memory (OUT_OF_MEMORY)";
   if (job.state == "CANCELLED") return "the Slurm job was cancelled outside Shoal (CANCELLED)";
   return "Slurm ended the attempt (" + job.state + (job.reason.empty() || job.reason == "None" ? "" : ", " + job.reason) + ")";
+}
+
+std::vector<std::string> UnhealthyNodes(const std::string& sinfo_text) {
+  std::vector<std::string> bad;
+  std::stringstream lines(sinfo_text);
+  std::string line;
+  while (std::getline(lines, line)) {
+    std::stringstream fields(line);
+    std::string name, state;
+    if (!(fields >> name >> state)) continue;
+    bool unhealthy = state.find("down") != std::string::npos || state.find("fail") != std::string::npos ||
+                     state.find("drain") != std::string::npos || state.ends_with("*");
+    if (unhealthy && std::find(bad.begin(), bad.end(), name) == bad.end()) bad.push_back(name);
+  }
+  return bad;
 }
 
 Result<std::vector<SlurmNode>> ParseSinfoJson(const std::string& text) {

@@ -55,6 +55,9 @@ struct SlurmNode {
 };
 // sinfo --json.
 Result<std::vector<SlurmNode>> ParseSinfoJson(const std::string& text);
+// `sinfo -h -N -o "%N %T"`'s lines: the nodes that are down, failing, drained or not
+// responding (a state ending in '*'), each once, in the order listed.
+std::vector<std::string> UnhealthyNodes(const std::string& sinfo_text);
 // The GPUs in a GRES string: "gpu:2", "gpu:a100:4(S:0-1),shard:8" -> 2, 4.
 int GpusInGres(const std::string& gres);
 // The capacity of the nodes that can take jobs (not down, drained or failing), and how many they are.

@@ -121,6 +121,12 @@ TEST(SlurmJob, TasksPerNode) {
   EXPECT_FALSE(ParseTasksPerNode("2(x").ok());
   EXPECT_FALSE(ParseTasksPerNode("a,b").ok());
   EXPECT_FALSE(ParseTasksPerNode("1(x99999999)").ok());
+  // many items, each under the per-item bound, may not add up past any cluster's size
+  std::string huge = "1(x999999)";
+  for (int i = 0; i < 100; ++i) huge += ",1(x999999)";
+  auto refused = ParseTasksPerNode(huge);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("more than 65536 nodes"), std::string::npos) << refused.status().ToString();
   EXPECT_EQ(PlaceTasks({"a", "b"}, {2, 1}, 3).value(), (std::vector<std::string>{"a", "a", "b"}));
   EXPECT_FALSE(PlaceTasks({"a"}, {1, 1}, 2).ok());
   EXPECT_FALSE(PlaceTasks({"a"}, {1}, 2).ok());
@@ -216,6 +222,8 @@ TEST(SlurmState, ReasonsInWords) {
             "waiting for Slurm: the nodes it needs are busy (PENDING, Resources)");
   EXPECT_EQ(DescribeWaiting({.state = "PENDING", .reason = "SomethingNew"}), "waiting for Slurm (PENDING, SomethingNew)");
   EXPECT_EQ(DescribeWaiting({.state = "RUNNING"}), "");
+  EXPECT_EQ(UnhealthyNodes("node1 mixed\nnode2 down*\nnode3 idle*\nnode4 drained\nnode2 down*\nnode5\n\nnode6 allocated\n"),
+            (std::vector<std::string>{"node2", "node3", "node4"}));
   EXPECT_EQ(DescribeClusterEnd({.state = "NODE_FAIL", .nodes = "node[1-2]"}, {"node2"}),
             "node node2 failed; Slurm ended the attempt (NODE_FAIL)");
   EXPECT_NE(DescribeClusterEnd({.state = "NODE_FAIL", .nodes = "node[1-2]"}, {}).find("node[1-2]"), std::string::npos);
