@@ -43,8 +43,10 @@ Status GzRead(gzFile f, void* buf, size_t n, const std::string& path) {
 }
 
 struct IdxHeader {
-  std::vector<int64_t> dims;
+  std::vector<int64_t> dims;  // dims[0] items, each of the product of the others bytes
 };
+
+constexpr int64_t kMaxIdxItemBytes = int64_t{1} << 28;
 
 Result<IdxHeader> ReadIdxHeader(gzFile f, const std::string& path) {
   unsigned char magic[4];
@@ -53,12 +55,33 @@ Result<IdxHeader> ReadIdxHeader(gzFile f, const std::string& path) {
     return InvalidArgument(path + ": not an IDX file of unsigned bytes (bad magic)");
   }
   IdxHeader header;
+  int64_t item = 1;
   for (int i = 0; i < magic[3]; ++i) {
     unsigned char d[4];
     RETURN_IF_ERROR(GzRead(f, d, 4, path));
-    header.dims.push_back((int64_t{d[0]} << 24) | (d[1] << 16) | (d[2] << 8) | d[3]);
+    int64_t dim = (int64_t{d[0]} << 24) | (d[1] << 16) | (d[2] << 8) | d[3];
+    if (i > 0 && (dim == 0 || item > kMaxIdxItemBytes / dim)) {
+      return InvalidArgument(path + ": an IDX item of " + std::to_string(dim) + " in dimension " + std::to_string(i + 1) +
+                             " is empty or larger than " + std::to_string(kMaxIdxItemBytes >> 20) + " MiB");
+    }
+    if (i > 0) item *= dim;
+    header.dims.push_back(dim);
   }
   return header;
+}
+
+// Appends n bytes of f to out, a chunk at a time: a header that promises more than the
+// file holds fails at its end instead of allocating what it promised.
+Status GzReadAppend(gzFile f, size_t n, std::vector<uint8_t>* out, const std::string& path) {
+  constexpr size_t kChunk = 1 << 20;
+  while (n > 0) {
+    size_t take = std::min(n, kChunk);
+    size_t at = out->size();
+    out->resize(at + take);
+    RETURN_IF_ERROR(GzRead(f, out->data() + at, take, path));
+    n -= take;
+  }
+  return Status::Ok();
 }
 
 Result<std::unique_ptr<GzFile>> OpenGz(const std::string& uri) {
@@ -96,6 +119,10 @@ Result<Dataset> LoadIdx(const DataSpec& spec, int64_t begin, int64_t end) {
     return InvalidArgument(label_uri + ": the labels file does not match " + spec.source + " (" +
                            std::to_string(lh.dims[0]) + " labels for " + std::to_string(ih.dims[0]) + " images)");
   }
+  if (begin < 0 || begin > end || end > ih.dims[0]) {
+    return InvalidArgument(spec.source + ": records [" + std::to_string(begin) + ", " + std::to_string(end) +
+                           ") asked of an IDX file of " + std::to_string(ih.dims[0]));
+  }
   Dataset data;
   data.total = ih.dims[0];
   data.begin = begin;
@@ -110,11 +137,10 @@ Result<Dataset> LoadIdx(const DataSpec& spec, int64_t begin, int64_t end) {
     RETURN_IF_ERROR(GzRead(images->f, skip.data(), n, spec.source));
     left -= static_cast<int64_t>(n);
   }
-  data.bytes.resize(static_cast<size_t>((end - begin) * item));
-  RETURN_IF_ERROR(GzRead(images->f, data.bytes.data(), data.bytes.size(), spec.source));
+  RETURN_IF_ERROR(GzReadAppend(images->f, static_cast<size_t>((end - begin) * item), &data.bytes, spec.source));
   if (gzseek(labels->f, static_cast<z_off_t>(8 + begin), SEEK_SET) < 0) return InvalidArgument(label_uri + ": truncated");
-  std::vector<uint8_t> l(static_cast<size_t>(end - begin));
-  RETURN_IF_ERROR(GzRead(labels->f, l.data(), l.size(), label_uri));
+  std::vector<uint8_t> l;
+  RETURN_IF_ERROR(GzReadAppend(labels->f, static_cast<size_t>(end - begin), &l, label_uri));
   data.labels.assign(l.begin(), l.end());
   return data;
 }
@@ -262,6 +288,9 @@ Result<Dataset> LoadCsv(const DataSpec& spec, int64_t begin, int64_t end) {
     if (expected < 0) expected = n;
     if (n != expected || n < 1) {
       return InvalidArgument(spec.source + ":" + std::to_string(line) + ": " + std::to_string(n) + " values, but the first row has " + std::to_string(expected));
+    }
+    if (!(row[0] >= 0 && row[0] <= 1e9f && row[0] == std::floor(row[0]))) {
+      return InvalidArgument(spec.source + ":" + std::to_string(line) + ": the label (the first value) is not a class number 0, 1, 2 ...");
     }
     ++data.total;
     if (index < begin || index >= end) return Status::Ok();

@@ -64,6 +64,29 @@ TEST(DataSource, IdxReadsOnlyTheRangeAndItsLabels) {
   EXPECT_FLOAT_EQ(lab[1], 3);
 }
 
+// A damaged or hostile IDX header: refused by name, never allocated.
+TEST(DataSource, IdxHeadersPromisingTooMuchAreRefused) {
+  std::string dir = TempDir();
+  WriteIdx(dir + "/labels-idx1", {3}, {0, 1, 2});
+  DataSpec spec{dir + "/huge-idx3", dir + "/labels-idx1"};
+  WriteIdx(spec.source, {3, 65536, 65536}, {1, 2, 3});  // 4 GiB an image
+  auto huge = LoadRange(spec, 0, 3);
+  ASSERT_FALSE(huge.ok());
+  EXPECT_NE(huge.status().message().find("larger than 256 MiB"), std::string::npos) << huge.status().message();
+  WriteIdx(spec.source, {3, 0, 28}, {});
+  EXPECT_FALSE(LoadRange(spec, 0, 3).ok());
+  // a header that promises more images than the file holds ends in "truncated"
+  WriteIdx(spec.source, {3, 4096, 4096}, {1, 2, 3});
+  auto truncated = LoadRange(spec, 0, 3);
+  ASSERT_FALSE(truncated.ok());
+  EXPECT_NE(truncated.status().message().find("truncated"), std::string::npos) << truncated.status().message();
+  WriteIdx(spec.source, {3, 1, 1}, {1, 2, 3});
+  EXPECT_TRUE(LoadRange(spec, 0, 3).ok());
+  auto beyond = LoadRange(spec, 2, 5);
+  ASSERT_FALSE(beyond.ok());
+  EXPECT_NE(beyond.status().message().find("of an IDX file of 3"), std::string::npos) << beyond.status().message();
+}
+
 TEST(DataSource, MirrorFlipsSomeTrainingImagesDeterministically) {
   Dataset d;
   d.channels = 1; d.height = 1; d.width = 3; d.bytes = {};
@@ -97,6 +120,12 @@ TEST(DataSource, CsvRowsWithHeaderAndShape) {
   auto bad = LoadRange(spec, 0, 4);
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("rows.csv:6:"), std::string::npos) << bad.status().message();
+  for (const char* label : {"-1", "1.5", "1e20", "nan", "inf"}) {
+    std::ofstream(path) << "1,2\n" << label << ",3\n";
+    auto refused = LoadRange(DataSpec{path}, 0, 2);
+    ASSERT_FALSE(refused.ok()) << label;
+    EXPECT_NE(refused.status().message().find("rows.csv:2: the label"), std::string::npos) << refused.status().message();
+  }
 }
 
 TEST(DataSource, LmdbOfCaffeDatums) {
