@@ -1,8 +1,11 @@
-// The trainer's data files: IDX image and label files (raw or gzip) and CSV rows, written
-// from the input to a scratch directory and read as the Data and MemoryData layers do:
-// count, load a range, shape and fill a batch with a transform. The first byte picks the
-// format and the transform, the second where the IDX images end and the labels begin.
-// Nothing may crash, hang or allocate what a header merely promises.
+// The trainer's data files: IDX image and label files (raw or gzip), CSV rows and LMDB
+// databases of Caffe Datums, written from the input to a scratch directory and read as
+// the Data and MemoryData layers do: count, load a range, shape and fill a batch with a
+// transform. The first byte picks the format and the transform; the second, for IDX,
+// where the images end and the labels begin; for LMDB the rest is records, each a
+// length byte and that many bytes of Datum. Nothing may crash, hang or allocate what a
+// header merely promises.
+#include <lmdb.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -17,18 +20,51 @@
 
 namespace {
 
+// This process's scratch directory, removed when it exits.
 const std::string& ScratchDir() {
-  static const std::string dir = [] {
-    auto d = std::filesystem::temp_directory_path() / ("shoal-fuzz-data-" + std::to_string(::getpid()));
-    std::filesystem::create_directories(d);
-    return d.string();
-  }();
-  return dir;
+  struct Scratch {
+    std::string path;
+    Scratch() : path((std::filesystem::temp_directory_path() / ("shoal-fuzz-data-" + std::to_string(::getpid()))).string()) {
+      std::filesystem::create_directories(path);
+    }
+    ~Scratch() {
+      std::error_code ignored;
+      std::filesystem::remove_all(path, ignored);
+    }
+  };
+  static const Scratch scratch;
+  return scratch.path;
 }
 
 void Write(const std::string& path, const uint8_t* data, size_t size) {
   std::ofstream(path, std::ios::binary | std::ios::trunc).write(reinterpret_cast<const char*>(data),
                                                                  static_cast<std::streamsize>(size));
+}
+
+// A fresh LMDB at dir holding the length-prefixed records of [data, data + size).
+bool WriteLmdb(const std::string& dir, const uint8_t* data, size_t size) {
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  MDB_env* env = nullptr;
+  if (mdb_env_create(&env) != 0) return false;
+  mdb_env_set_mapsize(env, 1 << 22);
+  MDB_txn* txn = nullptr;
+  MDB_dbi dbi;
+  bool ok = mdb_env_open(env, dir.c_str(), MDB_NOLOCK, 0664) == 0 && mdb_txn_begin(env, nullptr, 0, &txn) == 0 &&
+            mdb_dbi_open(txn, nullptr, 0, &dbi) == 0;
+  for (size_t at = 0, n = 0; ok && at < size; at += 1 + data[at], ++n) {
+    size_t length = std::min<size_t>(data[at], size - at - 1);
+    std::string key = std::to_string(100000 + n);
+    MDB_val k{key.size(), key.data()}, v{length, const_cast<uint8_t*>(data + at + 1)};
+    ok = mdb_put(txn, dbi, &k, &v, 0) == 0;
+  }
+  if (txn != nullptr && ok) {
+    ok = mdb_txn_commit(txn) == 0;
+  } else if (txn != nullptr) {
+    mdb_txn_abort(txn);
+  }
+  mdb_env_close(env);
+  return ok;
 }
 
 }  // namespace
@@ -40,10 +76,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const uint8_t* body = data + 2;
   const size_t body_size = size - 2;
   DataSpec spec;
-  if (pick & 1) {
+  if ((pick & 3) == 3) {
+    spec.source = ScratchDir() + "/lmdb";
+    if (!WriteLmdb(spec.source, body, body_size)) return 0;
+  } else if (pick & 1) {
     spec.source = ScratchDir() + "/rows.csv";
     Write(spec.source, body, body_size);
-    if (pick & 2) spec.channels = 1, spec.height = 2, spec.width = 2;
+    if (pick & 0x80) spec.channels = 1, spec.height = 2, spec.width = 2;
   } else {
     size_t split = body_size * data[1] / 255;
     spec.source = ScratchDir() + "/images-idx3";

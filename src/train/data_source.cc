@@ -17,6 +17,9 @@
 namespace shoal::train {
 namespace {
 
+// The largest item (image) any reader takes: 256 Mi values.
+constexpr int64_t kMaxItemValues = int64_t{1} << 28;
+
 bool EndsWith(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
@@ -46,7 +49,7 @@ struct IdxHeader {
   std::vector<int64_t> dims;  // dims[0] items, each of the product of the others bytes
 };
 
-constexpr int64_t kMaxIdxItemBytes = int64_t{1} << 28;
+
 
 Result<IdxHeader> ReadIdxHeader(gzFile f, const std::string& path) {
   unsigned char magic[4];
@@ -60,9 +63,9 @@ Result<IdxHeader> ReadIdxHeader(gzFile f, const std::string& path) {
     unsigned char d[4];
     RETURN_IF_ERROR(GzRead(f, d, 4, path));
     int64_t dim = (int64_t{d[0]} << 24) | (d[1] << 16) | (d[2] << 8) | d[3];
-    if (i > 0 && (dim == 0 || item > kMaxIdxItemBytes / dim)) {
+    if (i > 0 && (dim == 0 || item > kMaxItemValues / dim)) {
       return InvalidArgument(path + ": an IDX item of " + std::to_string(dim) + " in dimension " + std::to_string(i + 1) +
-                             " is empty or larger than " + std::to_string(kMaxIdxItemBytes >> 20) + " MiB");
+                             " is empty or larger than " + std::to_string(kMaxItemValues >> 20) + " MiB");
     }
     if (i > 0) item *= dim;
     header.dims.push_back(dim);
@@ -209,6 +212,12 @@ Result<Dataset> LoadLmdb(const DataSpec& spec, int64_t begin, int64_t end) {
     }
     if (datum.encoded()) return InvalidArgument(where + " holds an encoded image; shoal train reads raw Datum pixels only");
     if (data.labels.empty()) {
+      int64_t c = datum.channels(), h = datum.height(), w = datum.width();
+      if (c <= 0 || h <= 0 || w <= 0 || c * h > kMaxItemValues / w) {
+        return InvalidArgument(where + " has shape " + std::to_string(c) + "x" + std::to_string(h) + "x" +
+                               std::to_string(w) + ": each must be positive and an item at most " +
+                               std::to_string(kMaxItemValues >> 20) + " Mi values");
+      }
       data.channels = datum.channels();
       data.height = datum.height();
       data.width = datum.width();

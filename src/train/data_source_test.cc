@@ -128,8 +128,9 @@ TEST(DataSource, CsvRowsWithHeaderAndShape) {
   }
 }
 
-TEST(DataSource, LmdbOfCaffeDatums) {
-  std::string dir = TempDir() + "/lmdb";
+// Writes the Datums into a new LMDB at dir, keyed in order.
+void WriteLmdb(const std::string& dir, const std::vector<caffe::Datum>& datums) {
+  std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   MDB_env* env;
   ASSERT_EQ(mdb_env_create(&env), 0);
@@ -139,17 +140,24 @@ TEST(DataSource, LmdbOfCaffeDatums) {
   MDB_dbi dbi;
   mdb_txn_begin(env, nullptr, 0, &txn);
   mdb_dbi_open(txn, nullptr, 0, &dbi);
-  for (int i = 0; i < 4; ++i) {
-    caffe::Datum datum;
-    datum.set_channels(1); datum.set_height(1); datum.set_width(2);
-    datum.set_data(std::string{static_cast<char>(i), static_cast<char>(10 + i)});
-    datum.set_label(i % 2);
-    std::string key = "0000000" + std::to_string(i), value = datum.SerializeAsString();
+  for (size_t i = 0; i < datums.size(); ++i) {
+    std::string key = "0000000" + std::to_string(i), value = datums[i].SerializeAsString();
     MDB_val k{key.size(), key.data()}, v{value.size(), value.data()};
     ASSERT_EQ(mdb_put(txn, dbi, &k, &v, 0), 0);
   }
   mdb_txn_commit(txn);
   mdb_env_close(env);
+}
+
+TEST(DataSource, LmdbOfCaffeDatums) {
+  std::string dir = TempDir() + "/lmdb";
+  std::vector<caffe::Datum> datums(4);
+  for (int i = 0; i < 4; ++i) {
+    datums[i].set_channels(1); datums[i].set_height(1); datums[i].set_width(2);
+    datums[i].set_data(std::string{static_cast<char>(i), static_cast<char>(10 + i)});
+    datums[i].set_label(i % 2);
+  }
+  WriteLmdb(dir, datums);
   DataSpec spec{"file://" + dir};
   EXPECT_EQ(ResolveBackend(spec), Backend::kLmdb);
   EXPECT_EQ(*CountRecords(spec), 4);
@@ -157,6 +165,16 @@ TEST(DataSource, LmdbOfCaffeDatums) {
   ASSERT_TRUE(data.ok()) << data.status().message();
   EXPECT_EQ(data->labels, (std::vector<int>{1, 0}));
   EXPECT_EQ(data->bytes, (std::vector<uint8_t>{1, 11, 2, 12}));
+  // a Datum whose shape overflows, or is negative, is refused by name
+  for (int32_t dim : {-1, 0, 2000000000}) {
+    datums[0].set_height(dim);
+    datums[0].set_width(dim);
+    WriteLmdb(dir, datums);
+    auto refused = LoadRange(spec, 0, 4);
+    ASSERT_FALSE(refused.ok()) << dim;
+    EXPECT_NE(refused.status().message().find("record 0 (key '00000000') has shape"), std::string::npos)
+        << refused.status().message();
+  }
 }
 
 TEST(DataSource, StorageUrisAreFetchedOnceAndWrittenWhole) {
