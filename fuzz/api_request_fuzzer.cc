@@ -66,6 +66,7 @@
 #include "server/job_manager.h"
 #include "server/server_auth.h"
 #include "server/server_hooks.h"
+#include "server/test_jobs.h"
 #include "server/user_tokens.h"
 #include "server/web_ui.h"
 #include "spec/spec_parser.h"
@@ -177,10 +178,8 @@ class World {
   explicit World(const std::string& dir) : dir_(dir), home_(dir + "/home") {
     std::filesystem::remove_all(dir_);
     std::filesystem::create_directories(home_);
-    store_ = std::move(JobStore::Open(dir_ + "/history.db").value());
-    series_ = std::move(SeriesStore::Open(dir_ + "/history.db").value());
-    manager_ = std::make_unique<JobManager>(*store_, *series_, backend_, clock_, "http://127.0.0.1:1", home_);
-    if (!manager_->Start().ok()) Die("the job manager did not start");
+    jobs_ = std::make_unique<TestJobs>(dir_ + "/history.db", home_);
+    if (!jobs_->started) Die("the job manager did not start");
     for (auto [name, admin] : {std::pair{"ann", false}, {"bob", false}, {"ops", true}}) {
       auto token = AddUser(home_, name, admin);
       if (!token.ok()) Die(token.status().ToString());
@@ -197,22 +196,19 @@ class World {
     for (int beyond = 0; beyond < 2; ++beyond) {
       servers_[beyond] = std::make_unique<InProcessServer>();
       InstallServerHooks(*servers_[beyond], *auth_[beyond], requests_, TokenPath(home_));
-      InstallApi(*servers_[beyond], ApiContext{*manager_, *auth_[beyond], requests_, "fake", [] {}});  // shutdown: none
+      InstallApi(*servers_[beyond], ApiContext{*jobs_->manager, *auth_[beyond], requests_, "fake", [] {}});  // shutdown: none
       InstallWebUi(*servers_[beyond], EmbeddedWebAssets());
     }
     versions_ = Versions();
   }
   ~World() {
     for (auto& server : servers_) server.reset();
-    manager_->Stop();
-    manager_.reset();
-    series_.reset();
-    store_.reset();
+    jobs_.reset();
     std::filesystem::remove_all(dir_);
   }
 
   InProcessServer& server(bool beyond_loopback) { return *servers_[beyond_loopback]; }
-  JobManager& jobs() { return *manager_; }
+  JobManager& jobs() { return *jobs_->manager; }
 
   // The Authorization header `who` sends ("" for none).
   std::string Header(Who who) const {
@@ -246,16 +242,16 @@ class World {
     bool operator==(const State&) const = default;
   };
   State Now() {
-    auto listed = manager_->List(JobFilter{.limit = 1});
+    auto listed = jobs_->manager->List(JobFilter{.limit = 1});
     return State{Versions(), listed.ok() ? listed->value("total", int64_t{-1}) : -2};
   }
   // Whether the seeded jobs have changed since the world was made, or too many are queued.
   bool Changed(const State& now) {
-    return now.versions != versions_ || manager_->ClusterInfo().value("queued", 0) > 64;
+    return now.versions != versions_ || jobs_->manager->ClusterInfo().value("queued", 0) > 64;
   }
   // Whether job `id` has reported where its AM listens (POST .../stack would call it).
   bool KnowsAmAddress(const std::string& id) {
-    auto detail = manager_->Get(id, 0, 0);
+    auto detail = jobs_->manager->Get(id, 0, 0);
     if (!detail.ok()) return false;
     for (const Json& attempt : (*detail)["attempts"]) {
       if (!attempt.value("am_addr", "").empty()) return true;
@@ -270,21 +266,21 @@ class World {
     auto parsed = ParseJobSpec(yaml, options);
     if (!parsed.ok()) Die(parsed.status().ToString());
     parsed->spec.user = user;
-    auto id = manager_->Submit(std::move(parsed->spec));
+    auto id = jobs_->manager->Submit(std::move(parsed->spec));
     if (!id.ok()) Die(id.status().ToString());
     return *id;
   }
   // Waits (bounded) until the job is in `state` with `attempts` attempts.
   void WaitFor(const std::string& id, const std::string& state, size_t attempts) {
     for (int i = 0; i < 5000; ++i) {
-      Json detail = manager_->Get(id, 0, 0).value();
+      Json detail = jobs_->manager->Get(id, 0, 0).value();
       if (detail["state"] == state && detail["attempts"].size() == attempts) return;
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
     Die(id + " did not reach " + state);
   }
   void Report(const std::string& id, int attempt, const std::string& body) {
-    auto reply = manager_->Report(id, attempt, Json::parse(body));
+    auto reply = jobs_->manager->Report(id, attempt, Json::parse(body));
     if (!reply.ok()) Die(reply.status().ToString());
   }
 
@@ -297,20 +293,20 @@ class World {
     WaitFor(done, "RUNNING", 1);
     std::string first = std::string(R"({"state": "RUNNING", "tasks": )") + tasks + "}";
     Report(done, 1, first);
-    backend_.Finish(done + "/1", ExitInfo{1, 0});
-    (void)manager_->Report(done, 1, Json::parse(first));  // wakes the scheduler, which sees the attempt end
+    jobs_->backend.Finish(done + "/1", ExitInfo{1, 0});
+    (void)jobs_->manager->Report(done, 1, Json::parse(first));  // wakes the scheduler, which sees the attempt end
     WaitFor(done, "RUNNING", 2);
     std::string second = std::string(R"({"state": "SUCCEEDED", "final": true, "message": "done", "tasks": )") + tasks + "}";
     Report(done, 2, second);
-    backend_.Finish(done + "/2", ExitInfo{0, 0});
-    (void)manager_->Report(done, 2, Json::parse(second));
+    jobs_->backend.Finish(done + "/2", ExitInfo{0, 0});
+    (void)jobs_->manager->Report(done, 2, Json::parse(second));
     WaitFor(done, "SUCCEEDED", 2);
     // job-2: running, with a secret, series, a board and a save request.
     std::string running = Submit(std::string("name: running\nenv:\n  API_KEY: {secret: ") + kSecretValue + "}\n  MODE: fast\n"
                                  "roles:\n  worker:\n    instances: 2\n    cpus: 1\n    command: python3 train.py\n"
                                  "  ps:\n    instances: 1\n    cpus: 1\n    service: true\n    command: python3 ps.py\n", "ann");
     WaitFor(running, "RUNNING", 1);
-    (void)manager_->SaveModel(running);
+    (void)jobs_->manager->SaveModel(running);
     Report(running, 1, R"({"state": "RUNNING", "message": "training", "board_url": "http://127.0.0.1:6006/",
       "tasks": [{"role": "worker", "index": 0, "state": "RUNNING", "progress": 0.5, "heartbeat_rtt_ms": 3},
                 {"role": "worker", "index": 1, "state": "RUNNING", "progress": 0.25, "heartbeat_rtt_ms": -1},
@@ -322,7 +318,7 @@ class World {
     // job-3 waits for room behind job-2; job-4 was killed while it waited.
     Submit("name: queued\nroles:\n  worker:\n    instances: 2\n    cpus: 1\n    command: 'true'\n", "ann");
     std::string killed = Submit("name: killed\nroles:\n  worker:\n    command: 'true'\n", "bob");
-    if (!manager_->Kill(killed).ok()) Die("kill");
+    if (!jobs_->manager->Kill(killed).ok()) Die("kill");
     // Their logs: progress lines, metric lines, a long line, bytes that are not UTF-8.
     std::string jobs = home_ + "/jobs/";
     std::string text = "epoch 1\nreporter progress:0.25\nreporter metric: loss=0.5 step=10\n" + std::string(3000, 'x') +
@@ -340,7 +336,7 @@ class World {
   std::vector<int64_t> Versions() {
     std::vector<int64_t> versions;
     for (const char* id : {"job-1", "job-2", "job-3", "job-4"}) {
-      auto detail = manager_->Get(id, 0, 0);
+      auto detail = jobs_->manager->Get(id, 0, 0);
       versions.push_back(detail.ok() ? detail->value("version", int64_t{-1}) : -2);
     }
     return versions;
@@ -348,11 +344,7 @@ class World {
 
   std::string dir_;
   std::string home_;
-  FakeClock clock_;
-  FakeBackend backend_{ClusterCapacity{{4, 8LL << 30, 0}, {4, 8LL << 30, 0}}};
-  std::unique_ptr<JobStore> store_;
-  std::unique_ptr<SeriesStore> series_;
-  std::unique_ptr<JobManager> manager_;
+  std::unique_ptr<TestJobs> jobs_;
   std::map<std::string, std::string> user_tokens_;
   std::string server_token_;
   std::unique_ptr<ServerAuth> auth_[2];

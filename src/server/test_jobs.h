@@ -1,5 +1,5 @@
-// For the server's tests: a started JobManager on the fake backend (4 CPUs, 8 GiB) and a
-// fake clock, over a fresh history file that is removed afterwards.
+// For the server's tests and the API fuzzer: a started JobManager on the fake backend
+// (4 CPUs, 8 GiB) and a fake clock, over a fresh history file that is removed afterwards.
 // Thread-safety: as JobManager; one per test.
 #pragma once
 
@@ -15,11 +15,12 @@ namespace shoal {
 
 struct TestJobs {
   explicit TestJobs(const std::string& name)
-      : path("/tmp/shoal-" + name + "-test-" + std::to_string(getpid()) + ".db") {
+      : TestJobs("/tmp/shoal-" + name + "-test-" + std::to_string(getpid()) + ".db", "/tmp/shoal-" + name + "-home") {}
+  TestJobs(std::string db_path, const std::string& home) : path(std::move(db_path)) {
     unlink(path.c_str());
     store = std::move(JobStore::Open(path).value());
     series = std::move(SeriesStore::Open(path).value());
-    manager = std::make_unique<JobManager>(*store, *series, backend, clock, "http://127.0.0.1:1", "/tmp/shoal-" + name + "-home");
+    manager = std::make_unique<JobManager>(*store, *series, backend, clock, "http://127.0.0.1:1", home);
     started = manager->Start().ok();
   }
   ~TestJobs() {

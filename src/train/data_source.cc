@@ -63,11 +63,13 @@ Result<IdxHeader> ReadIdxHeader(gzFile f, const std::string& path) {
     unsigned char d[4];
     RETURN_IF_ERROR(GzRead(f, d, 4, path));
     int64_t dim = (int64_t{d[0]} << 24) | (d[1] << 16) | (d[2] << 8) | d[3];
-    if (i > 0 && (dim == 0 || item > kMaxItemValues / dim)) {
-      return InvalidArgument(path + ": an IDX item of " + std::to_string(dim) + " in dimension " + std::to_string(i + 1) +
-                             " is empty or larger than " + std::to_string(kMaxItemValues >> 20) + " MiB");
+    if (i > 0) {  // dims[0] counts the items; the others make one item
+      if (dim == 0 || item > kMaxItemValues / dim) {
+        return InvalidArgument(path + ": dimension " + std::to_string(i + 1) + " (" + std::to_string(dim) +
+                               ") makes an IDX item empty or larger than " + std::to_string(kMaxItemValues >> 20) + " MiB");
+      }
+      item *= dim;
     }
-    if (i > 0) item *= dim;
     header.dims.push_back(dim);
   }
   return header;
