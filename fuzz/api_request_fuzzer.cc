@@ -280,7 +280,7 @@ class World {
     Die(id + " did not reach " + state);
   }
   void Report(const std::string& id, int attempt, const std::string& body) {
-    auto reply = jobs_->manager->Report(id, attempt, Json::parse(body));
+    auto reply = ReportJson(*jobs_->manager, id, attempt, Json::parse(body));
     if (!reply.ok()) Die(reply.status().ToString());
   }
 
@@ -294,12 +294,12 @@ class World {
     std::string first = std::string(R"({"state": "RUNNING", "tasks": )") + tasks + "}";
     Report(done, 1, first);
     jobs_->backend.Finish(done + "/1", ExitInfo{1, 0});
-    (void)jobs_->manager->Report(done, 1, Json::parse(first));  // wakes the scheduler, which sees the attempt end
+    (void)ReportJson(*jobs_->manager, done, 1, Json::parse(first));  // wakes the scheduler, which sees the attempt end
     WaitFor(done, "RUNNING", 2);
     std::string second = std::string(R"({"state": "SUCCEEDED", "final": true, "message": "done", "tasks": )") + tasks + "}";
     Report(done, 2, second);
     jobs_->backend.Finish(done + "/2", ExitInfo{0, 0});
-    (void)jobs_->manager->Report(done, 2, Json::parse(second));
+    (void)ReportJson(*jobs_->manager, done, 2, Json::parse(second));
     WaitFor(done, "SUCCEEDED", 2);
     // job-2: running, with a secret, series, a board and a save request.
     std::string running = Submit(std::string("name: running\nenv:\n  API_KEY: {secret: ") + kSecretValue + "}\n  MODE: fast\n"

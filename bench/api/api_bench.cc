@@ -31,11 +31,11 @@ Status FillHistory(JobStore& store, int count) {
     job.spec.name = "train-" + std::to_string(i % 997);
     job.spec.user = "user" + std::to_string(i % 20);
     job.spec.roles.push_back(RoleSpec{.name = "worker", .instances = 2, .command = "python3 train.py --epochs 3"});
-    job.state = *ParseJobState(states[i % 5]);
+    job.state = *Parse<JobState>(states[i % 5]);
     job.created_ms = job.started_ms = 1'700'000'000'000 + i * 1000LL;
     job.finished_ms = job.started_ms + 60'000;
     job.progress = 1;
-    job.attempts.push_back(AttemptRecord{.number = 1, .state = states[i % 5]});
+    job.attempts.push_back(AttemptRecord{.number = 1, .state = Parse<AttemptState>(states[i % 5]).value_or(AttemptState::kFailed)});
     jobs.push_back(std::move(job));
   }
   return store.InsertAll(jobs);

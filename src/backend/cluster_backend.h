@@ -32,6 +32,8 @@ struct AttemptLaunch {
   std::string server_url;  // where the AM reports
   std::string attempt_dir; // logs and scratch space of this attempt
   JobSpec spec;            // what the attempt runs (a batch system asks for its roles' resources)
+  std::string token;       // the attempt's own token (server/server_auth.h): the AM's only credential
+  std::string server_info; // the server's <home>/server.json: where a restarted server now listens
 };
 
 struct AttemptHandle {

@@ -5,9 +5,12 @@
 //    instead of calling std::chrono directly, so tests drive time with FakeClock.
 //  - Times are milliseconds since an arbitrary epoch (steady for SystemClock); only
 //    differences are meaningful. WallMillis() is Unix time, for display and history.
+//  - SleepForMillis waits that long on this clock: SystemClock sleeps; FakeClock moves
+//    its own time forward at once, so a retry loop over a FakeClock runs in no real time.
 // Thread-safety: both implementations are safe to call from any thread.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 
@@ -20,12 +23,14 @@ class Clock {
   virtual int64_t NowMillis() const = 0;
   // Unix time in milliseconds.
   virtual int64_t WallMillis() const = 0;
+  virtual void SleepForMillis(int64_t millis) const = 0;
 };
 
 class SystemClock final : public Clock {
  public:
   int64_t NowMillis() const override;
   int64_t WallMillis() const override;
+  void SleepForMillis(int64_t millis) const override;
   static SystemClock& Instance();
 };
 
@@ -35,10 +40,11 @@ class FakeClock final : public Clock {
   explicit FakeClock(int64_t start_millis = 1'000'000) : now_(start_millis) {}
   int64_t NowMillis() const override { return now_.load(); }
   int64_t WallMillis() const override { return now_.load(); }
+  void SleepForMillis(int64_t millis) const override { now_ += std::max<int64_t>(0, millis); }
   void Advance(int64_t millis) { now_ += millis; }
 
  private:
-  std::atomic<int64_t> now_;
+  mutable std::atomic<int64_t> now_;
 };
 
 }  // namespace shoal

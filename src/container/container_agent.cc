@@ -9,7 +9,9 @@
 #include <filesystem>
 #include <thread>
 
+#include "common/backoff.h"
 #include "common/files.h"
+#include "common/inherited_environment.h"
 #include "common/log.h"
 #include "container/localizer.h"
 #include "container/metric_line.h"
@@ -18,11 +20,13 @@
 #include "container/progress_line.h"
 #include "container/resource_sampler.h"
 #include "container/stack_dump.h"
-#include "master/am_protocol.h"
 #include "master/task_tokens.h"
+#include "protocol/task_messages.h"
 
 namespace shoal {
 namespace {
+
+using namespace protocol;
 
 void SleepMillis(int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }
 
@@ -53,21 +57,27 @@ ContainerAgent::ContainerAgent(ContainerOptions options, ProcessLauncher& proces
   if (const char* token = std::getenv(kTaskTokenVariable); token && *token) am_.set_bearer_token(token);
 }
 
-Json ContainerAgent::TaskBody() const { return Json{{"role", options_.role}, {"index", options_.index}}; }
+TaskId ContainerAgent::Task() const { return TaskId{options_.role, options_.index}; }
 
-Result<Json> ContainerAgent::WaitFor(const char* endpoint) {
-  std::string path = std::string(endpoint) + "?role=" + UrlEncode(options_.role) +
-                     "&index=" + std::to_string(options_.index) + "&wait_ms=5000";
+template <typename Reply>
+Result<Reply> ContainerAgent::WaitFor(const char* endpoint) {
+  std::string path = std::string(endpoint) + EncodeQuery(WaitQuery{Task(), 5000});
   int64_t give_up = clock_.NowMillis() + options_.register_timeout_ms;
+  Backoff backoff(clock_, 100, 2'000);
   while (!stop_requested_) {
     auto reply = am_.Get(path, 15'000);
-    if (reply.ok() && reply->value("ready", false)) return reply;
-    if (!reply.ok() && reply.status().code() != StatusCode::kUnavailable &&
-        reply.status().code() != StatusCode::kTimeout) {
+    if (reply.ok()) {
+      ASSIGN_OR_RETURN(Reply decoded, Decode<Reply>(*reply));
+      if (decoded.ready) return decoded;
+      backoff.Reset();
+      continue;
+    }
+    if (reply.status().code() != StatusCode::kUnavailable && reply.status().code() != StatusCode::kTimeout) {
       return reply.status();
     }
     if (clock_.NowMillis() > give_up) return Timeout(std::string("no answer from the AM's ") + endpoint + " in time");
-    if (!reply.ok()) SleepMillis(100);
+    if (backoff.attempts() == 0) LogError("waiting for the AM's " + std::string(endpoint) + ": " + reply.status().message());
+    backoff.Wait();
   }
   return Aborted("stopped before the program started");
 }
@@ -79,89 +89,88 @@ int ContainerAgent::Run() {
     ReportExit({127, 0}, s.message());
     return 0;
   }
-  Json body = TaskBody();
-  body["host"] = options_.host;
-  if (options_.gpus_from_env) body["gpus"] = VisibleGpus();
-  body["ports"] = ports.ports();
-  body["pid"] = getpid();
+  RegisterRequest registration{Task(), options_.host, ports.ports(), std::nullopt, static_cast<int>(getpid())};
+  if (options_.gpus_from_env) registration.gpus = VisibleGpus();
   int64_t give_up = clock_.NowMillis() + options_.register_timeout_ms;
+  Backoff backoff(clock_, 50, 2'000);
   while (true) {
-    auto reply = am_.Post(am_protocol::kRegister, body);
+    auto reply = am_.Post(kRegisterPath, Encode(registration));
     if (reply.ok()) break;
     if (reply.status().code() != StatusCode::kUnavailable || clock_.NowMillis() > give_up || stop_requested_) {
       LogError("cannot register with the AM at " + options_.am_addr + ": " + reply.status().ToString());
       return 1;
     }
-    SleepMillis(100);
+    if (backoff.attempts() == 0) LogError("registering with the AM: " + reply.status().message() + "; retrying");
+    backoff.Wait();
   }
 
-  auto cluster = WaitFor(am_protocol::kCluster);
+  auto cluster = WaitFor<ClusterReply>(kClusterPath);
   if (!cluster.ok()) {
     LogError("not starting the program: " + cluster.status().ToString());
     return cluster.status().code() == StatusCode::kAborted ? 0 : 1;
   }
-  auto env = CurrentEnvironment();
-  // the server's and the attempt's secrets are not the program's business
-  for (const char* secret : {"SHOAL_SERVER_TOKEN", kTaskTokenVariable, kMpiTokenVariable}) env.erase(secret);
-  for (const auto& [key, value] : (*cluster)["env"].items()) env[key] = value.get<std::string>();
+  LaunchPlan& plan = cluster->plan;
+  // The program's environment: the allowlist, then the plan (runtime/launch_plan.h), then
+  // what only this agent knows. No token of Shoal's is in any of them.
+  auto env = InheritedEnvironment(CurrentEnvironment());
+  for (const auto& [key, value] : plan.env) env[key] = value;
   if (Status s = MakeDirectories(options_.task_dir); !s.ok()) {
     ReportExit({127, 0}, s.message());
     return 0;
   }
   env["SHOAL_TASK_DIR"] = options_.task_dir;
-  if (Status s = Localize(cluster->value("files", Json::array()), cluster->value("archives", Json::array()),
-                          options_.task_dir, processes_, env);
-      !s.ok()) {
+  // The attempt's marker, by which the backend's sweep finds what the program leaves behind.
+  if (const char* marker = std::getenv("SHOAL_ATTEMPT_DIR")) env["SHOAL_ATTEMPT_DIR"] = marker;
+  if (Status s = Localize(plan.files, plan.archives, options_.task_dir, processes_, env); !s.ok()) {
     LogError(s.ToString());
     ReportExit({127, 0}, "before the program started: " + s.message());
     return 0;
   }
-  data_ = std::make_unique<data::TaskData>(cluster->value("inputs", Json::array()),
-                                           cluster->value("outputs", Json::array()), options_.task_dir,
+  data_ = std::make_unique<data::TaskData>(plan.inputs, plan.outputs, options_.task_dir,
                                            options_.role + "-" + std::to_string(options_.index));
   if (Status s = data_->Prepare(env); !s.ok()) {
     LogError(s.ToString());
     ReportExit({127, 0}, "before the program started: " + s.message());
     return 0;
   }
-  std::string command = (*cluster)["command"].get<std::string>();
-  std::string workdir = (*cluster)["workdir"].get<std::string>();
-  int heartbeat_ms = (*cluster).value("heartbeat_ms", 1000);
+  std::string command = plan.command;
+  const std::string& workdir = plan.workdir;
+  int heartbeat_ms = plan.heartbeat_ms;
 
   int log_fd = open(options_.log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (log_fd < 0) LogError("cannot open the task log " + options_.log_path);
   ports.Release();
-  Json process_envs = cluster->value("processes", Json::array({Json::object()}));
-  if (cluster->value("mpi", false)) {
+  std::vector<EnvMap> process_envs = plan.processes;
+  if (plan.mpi) {
     // mpirun decides what runs here: an orted, which starts this task's ranks.
-    auto orted = WaitFor(am_protocol::kMpiCommand);
+    auto orted = WaitFor<MpiCommandReply>(kMpiCommandPath);
     if (!orted.ok()) {
       LogError("no orted to run: " + orted.status().ToString());
       if (log_fd >= 0) close(log_fd);
       return orted.status().code() == StatusCode::kAborted ? 0 : 1;
     }
-    command = (*orted)["command"].get<std::string>();
-    process_envs = Json::array({Json::object()});
+    command = orted->command;
+    process_envs = {EnvMap{}};
   }
   auto programs = StartPrograms(command, workdir, env, process_envs);
-  if (programs.ok()) programs->secrets = cluster->value("mask", std::vector<std::string>{});
+  if (programs.ok()) programs->secrets = plan.mask;
   data_->StartFeeding();  // stream inputs: the first local process reads them on stdin
   if (!programs.ok()) {
     if (log_fd >= 0) close(log_fd);
     ReportExit({127, 0}, programs.status().message());
     return 0;
   }
-  Json started = TaskBody();
-  started["pid"] = programs->pids.front();
+  StartedRequest started{Task(), programs->pids.front(), ""};
   pid_t board = 0;
-  if (cluster->contains("board_command") && ports.ports().size() > 1) {
-    board = StartBoard((*cluster)["board_command"], workdir, env, ports.ports()[1], started);
+  if (plan.board_command && ports.ports().size() > 1) {
+    board = StartBoard(*plan.board_command, workdir, env, ports.ports()[1], started);
   }
+  Backoff start_backoff(clock_, 50, 1'000);
   for (int attempt = 0; attempt < 20; ++attempt) {
-    auto reply = am_.Post(am_protocol::kStarted, started, 5000);
+    auto reply = am_.Post(kStartedPath, Encode(started), 5000);
     if (reply.ok() || reply.status().code() != StatusCode::kUnavailable) break;
-    LogError("reporting the start to the AM: " + reply.status().ToString());
-    SleepMillis(50);
+    if (attempt == 0) LogError("reporting the start to the AM: " + reply.status().ToString() + "; retrying");
+    start_backoff.Wait();
   }
   ProcfsSampler sampler(clock_, env.count("CUDA_VISIBLE_DEVICES") ? env["CUDA_VISIBLE_DEVICES"] : "");
   int code = Supervise(*programs, log_fd, heartbeat_ms, sampler);
@@ -180,7 +189,7 @@ int ContainerAgent::Run() {
 
 Result<ContainerAgent::Programs> ContainerAgent::StartPrograms(const std::string& command, const std::string& workdir,
                                                               const std::map<std::string, std::string>& env,
-                                                              const Json& process_envs) {
+                                                              const std::vector<EnvMap>& process_envs) {
   Programs programs;
   bool several = process_envs.size() > 1;
   for (size_t local = 0; local < process_envs.size(); ++local) {
@@ -192,7 +201,7 @@ Result<ContainerAgent::Programs> ContainerAgent::StartPrograms(const std::string
       return ResourceExhausted("cannot create pipes for the program's output");
     }
     auto process_env = env;
-    for (const auto& [key, value] : process_envs[local].items()) process_env[key] = value.get<std::string>();
+    for (const auto& [key, value] : process_envs[local]) process_env[key] = value;
     auto pid = processes_.Spawn({.argv = {"/bin/sh", "-c", command},
                                  .env = process_env,
                                  .cwd = workdir,
@@ -219,7 +228,7 @@ Result<ContainerAgent::Programs> ContainerAgent::StartPrograms(const std::string
 }
 
 pid_t ContainerAgent::StartBoard(const std::string& command, const std::string& workdir,
-                                 std::map<std::string, std::string> env, int port, Json& started) {
+                                 std::map<std::string, std::string> env, int port, StartedRequest& started) {
   env["SHOAL_BOARD_PORT"] = std::to_string(port);
   int board_log = open((options_.task_dir + "/board.log").c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   auto spawned = processes_.Spawn({.argv = {"/bin/sh", "-c", command},
@@ -234,7 +243,7 @@ pid_t ContainerAgent::StartBoard(const std::string& command, const std::string& 
     LogError("the board did not start: " + spawned.status().message());
     return 0;
   }
-  started["board_url"] = "http://" + options_.host + ":" + std::to_string(port) + "/";
+  started.board_url = "http://" + options_.host + ":" + std::to_string(port) + "/";
   return *spawned;
 }
 
@@ -242,7 +251,7 @@ int ContainerAgent::Supervise(Programs& programs, int log_fd, int heartbeat_ms, 
   double progress = 0;
   bool progress_changed = false;
   std::string last_error_line;
-  Json metrics = Json::array();  // metric points not yet acknowledged by the AM
+  std::vector<MetricPoint> metrics;  // metric points not yet acknowledged by the AM
   double rtt_ms = -1;
   OutputCapture capture(programs.streams, log_fd, [&](std::string_view line) {
     if (auto value = ParseProgressLine(line)) {
@@ -251,10 +260,7 @@ int ContainerAgent::Supervise(Programs& programs, int log_fd, int heartbeat_ms, 
     } else if (auto metric = ParseMetricLine(line)) {
       for (const auto& [name, value] : metric->values) {
         if (metrics.size() >= kMaxPendingMetrics) metrics.erase(metrics.begin());
-        metrics.push_back({{"t", clock_.WallMillis()},
-                           {"step", metric->step ? Json(*metric->step) : Json()},
-                           {"name", name},
-                           {"value", value}});
+        metrics.push_back(MetricPoint{clock_.WallMillis(), metric->step, name, value});
       }
     } else if (line.find_first_not_of(" \t\r") != std::string_view::npos) {
       last_error_line.assign(line.substr(0, 300));
@@ -293,33 +299,32 @@ int ContainerAgent::Supervise(Programs& programs, int log_fd, int heartbeat_ms, 
     int64_t now = clock_.NowMillis();
     bool progress_due = progress_changed && now - last_progress_report >= 250;
     if (now >= next_heartbeat || progress_due) {
-      Json beat = TaskBody();
-      beat["progress"] = progress;
-      if (data_) beat["saved_models"] = data_->SaveReports();
-      beat["metrics"] = metrics;
-      if (rtt_ms >= 0) beat["rtt_ms"] = rtt_ms;
+      HeartbeatRequest beat{Task(), progress, std::nullopt, metrics, rtt_ms, false, {}};
+      if (data_) beat.saved_models = data_->SaveReports();
       if (now >= next_sample) {
         next_sample = now + heartbeat_ms;
-        ResourceSample usage = sampler.Sample(pids);
-        beat["sample"] = {{"t", clock_.WallMillis()}, {"cpu", usage.cpu_percent}, {"rss", usage.rss_bytes},
-                          {"progress", progress},
-                          {"gpu_util", usage.gpu_util_percent ? Json(*usage.gpu_util_percent) : Json()},
-                          {"gpu_mem", usage.gpu_memory_bytes ? Json(*usage.gpu_memory_bytes) : Json()}};
+        ProcessUsage usage = sampler.Sample(pids);
+        std::optional<double> gpu_mem;
+        if (usage.gpu_memory_bytes) gpu_mem = static_cast<double>(*usage.gpu_memory_bytes);
+        beat.sample = ResourceSample{clock_.WallMillis(), usage.cpu_percent, usage.rss_bytes, progress,
+                                     usage.gpu_util_percent, gpu_mem};
       }
       int64_t sent = clock_.NowMillis();
-      auto reply = am_.Post(am_protocol::kHeartbeat, beat, 5000);
+      auto reply = am_.Post(kHeartbeatPath, Encode(beat), 5000);
       next_heartbeat = now + heartbeat_ms;
       if (progress_due) {
         progress_changed = false;
         last_progress_report = now;
       }
-      if (reply.ok()) {
+      auto answer = reply.ok() ? Decode<HeartbeatReply>(*reply) : Result<HeartbeatReply>(reply.status());
+      if (reply.ok() && !answer.ok()) LogError("the AM's heartbeat reply: " + answer.status().message());
+      if (answer.ok()) {
         rtt_ms = static_cast<double>(clock_.NowMillis() - sent);
-        metrics = Json::array();
+        metrics.clear();
         am_silent_since = 0;
-        if (!reply->value("keep_running", true)) stop_requested_ = true;
-        for (const Json& name : reply->value("save_models", Json::array())) data_->RequestSave(name.get<std::string>());
-        if (reply->contains("dump_stacks")) AnswerStackRequest(reply->value("dump_stacks", int64_t{0}), pids, log_fd);
+        if (!answer->keep_running) stop_requested_ = true;
+        for (const std::string& name : answer->save_models) data_->RequestSave(name);
+        if (answer->dump_stacks) AnswerStackRequest(*answer->dump_stacks, pids, log_fd);
       } else if (reply.status().code() == StatusCode::kAborted || reply.status().code() == StatusCode::kNotFound) {
         stop_requested_ = true;
       } else if (am_silent_since == 0) {
@@ -370,9 +375,8 @@ Status ContainerAgent::CommitOutputs(bool succeeded, int heartbeat_ms) {
   while (!done) {
     for (int waited = 0; waited < heartbeat_ms && !done; waited += 20) SleepMillis(20);
     if (done) break;
-    Json beat = TaskBody();
-    beat["uploading"] = true;  // activity: a long upload is not a hang
-    (void)am_.Post(am_protocol::kHeartbeat, beat, 5000);
+    HeartbeatRequest beat{.task = Task(), .uploading = true};  // activity: a long upload is not a hang
+    (void)am_.Post(kHeartbeatPath, Encode(beat), 5000);
   }
   commit.join();
   return status;
@@ -385,22 +389,18 @@ void ContainerAgent::AnswerStackRequest(int64_t id, const std::vector<pid_t>& pi
   if (log_fd >= 0 && write(log_fd, block.data(), block.size()) < 0) LogError("cannot append the stacks to the task log");
   constexpr size_t kMaxAnswer = 256 * 1024;  // the log keeps all of it
   if (text.size() > kMaxAnswer) text = text.substr(0, kMaxAnswer) + "\n(cut; the task log has the rest)\n";
-  Json body = TaskBody();
-  body["id"] = id;
-  body["text"] = text;
-  auto reply = am_.Post(am_protocol::kStacks, body, 5000);
+  auto reply = am_.Post(kStacksPath, Encode(StacksAnswer{Task(), id, text}), 5000);
   if (!reply.ok()) LogError("cannot send the stacks to the AM: " + reply.status().message());
 }
 
 void ContainerAgent::ReportExit(const ExitInfo& exit, const std::string& message) {
-  Json body = TaskBody();
-  body["exit_code"] = exit.exit_code;
-  body["signal"] = exit.signal;
-  body["message"] = message;
-  for (int attempt = 0; attempt < 50; ++attempt) {
-    auto reply = am_.Post(am_protocol::kExited, body, 5000);
+  Json body = Encode(ExitRequest{Task(), exit, message});
+  Backoff backoff(clock_, 100, 1'000);
+  for (int attempt = 0; attempt < 20; ++attempt) {
+    auto reply = am_.Post(kExitedPath, body, 5000);
     if (reply.ok() || reply.status().code() != StatusCode::kUnavailable) return;
-    SleepMillis(100);
+    if (attempt == 0) LogError("reporting the program's end to the AM: " + reply.status().message() + "; retrying");
+    backoff.Wait();
   }
   LogError("could not report the program's end to the AM");
 }

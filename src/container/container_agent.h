@@ -1,6 +1,8 @@
 // ContainerAgent: `shoal container`, one per task. It reserves the task's ports,
-// registers with the AM, waits for the cluster description, starts the user program
-// with the environment contract (docs/environment.md), captures its output into the task
+// registers with the AM, waits for the task's launch plan (protocol/task_messages.h),
+// starts the user program with the environment contract (docs/environment.md): the
+// inherited allowlist, the plan, then its own task directory, inputs and outputs (and
+// nothing else: no token of Shoal's reaches the program), captures its output into the task
 // log, reports progress, resource samples and metric lines in heartbeats, and reports how
 // the program ended.
 //
@@ -25,6 +27,7 @@
 #include "container/output_capture.h"
 #include "container/resource_sampler.h"
 #include "data/task_data.h"
+#include "protocol/task_messages.h"
 
 namespace shoal {
 
@@ -50,9 +53,10 @@ class ContainerAgent {
   void RequestStop() { stop_requested_ = true; }
 
  private:
-  Json TaskBody() const;
-  // Long-polls an AM endpoint (cluster, mpi command) until it answers {ready: true}.
-  Result<Json> WaitFor(const char* endpoint);
+  protocol::TaskId Task() const;
+  // Long-polls an AM endpoint (cluster, mpi command) until its Reply says ready.
+  template <typename Reply>
+  Result<Reply> WaitFor(const char* endpoint);
   static constexpr size_t kMaxPendingMetrics = 5000;
   struct Programs {
     std::vector<pid_t> pids;             // one per local rank
@@ -60,10 +64,11 @@ class ContainerAgent {
     std::vector<std::string> secrets;    // values masked in the log (the spec's secrets)
   };
   Result<Programs> StartPrograms(const std::string& command, const std::string& workdir,
-                                 const std::map<std::string, std::string>& env, const Json& process_envs);
+                                 const std::map<std::string, std::string>& env,
+                                 const std::vector<protocol::EnvMap>& process_envs);
   // Starts the board on `port`; adds its URL to `started`. Returns its pid, or 0.
   pid_t StartBoard(const std::string& command, const std::string& workdir, std::map<std::string, std::string> env,
-                   int port, Json& started);
+                   int port, protocol::StartedRequest& started);
   int Supervise(Programs& programs, int log_fd, int heartbeat_ms, ResourceSampler& sampler);
   // `shoal stack`: appends the program's stacks to the task log and sends them to the AM.
   void AnswerStackRequest(int64_t id, const std::vector<pid_t>& pids, int log_fd);

@@ -38,25 +38,21 @@ Status Unpack(const std::string& archive, const std::string& into, ProcessLaunch
 
 }  // namespace
 
-Status Localize(const Json& files, const Json& archives, const std::string& task_dir, ProcessLauncher& processes,
-                std::map<std::string, std::string>& env) {
+Status Localize(const std::vector<std::string>& files, const std::vector<ArchiveSpec>& archives,
+                const std::string& task_dir, ProcessLauncher& processes, std::map<std::string, std::string>& env) {
   namespace fs = std::filesystem;
-  for (const Json& file : files) {
-    std::string from = file.get<std::string>();
+  for (const std::string& from : files) {
     std::error_code ec;
     fs::copy_file(from, fs::path(task_dir) / fs::path(from).filename(), fs::copy_options::overwrite_existing, ec);
     if (ec) return Unavailable("cannot ship '" + from + "' to the task: " + ec.message());
   }
   std::map<std::string, std::vector<std::string>> prepends;
-  for (const Json& archive : archives) {
-    std::string into = task_dir + "/" + archive["name"].get<std::string>();
+  for (const ArchiveSpec& archive : archives) {
+    std::string into = task_dir + "/" + archive.name;
     RETURN_IF_ERROR(MakeDirectories(into));
-    RETURN_IF_ERROR(Unpack(archive["path"].get<std::string>(), into, processes, env));
-    const Json prepend = archive.value("prepend", Json::object());
-    for (const auto& [var, paths] : prepend.items()) {
-      for (const Json& path : paths) {
-        prepends[var].push_back(fs::path(into + "/" + path.get<std::string>()).lexically_normal().string());
-      }
+    RETURN_IF_ERROR(Unpack(archive.path, into, processes, env));
+    for (const auto& [var, paths] : archive.prepend) {
+      for (const std::string& path : paths) prepends[var].push_back(fs::path(into + "/" + path).lexically_normal().string());
     }
   }
   for (const auto& [var, paths] : prepends) {

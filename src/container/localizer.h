@@ -12,13 +12,13 @@
 #include <map>
 #include <string>
 
-#include "common/json.h"
 #include "common/process.h"
+#include "spec/job_spec.h"
 
 namespace shoal {
 
-// files: ["/abs/path"], archives: [{path, name, prepend: {VAR: [relative paths]}}]
-Status Localize(const Json& files, const Json& archives, const std::string& task_dir, ProcessLauncher& processes,
-                std::map<std::string, std::string>& env);
+// files: absolute paths; archives: the spec's, each unpacked into <task_dir>/<name>.
+Status Localize(const std::vector<std::string>& files, const std::vector<ArchiveSpec>& archives,
+                const std::string& task_dir, ProcessLauncher& processes, std::map<std::string, std::string>& env);
 
 }  // namespace shoal

@@ -15,14 +15,14 @@ namespace shoal {
 ProcfsSampler::ProcfsSampler(const Clock& clock, std::string visible_gpus)
     : clock_(clock), visible_gpus_(std::move(visible_gpus)) {}
 
-ResourceSample ProcfsSampler::Sample(const std::vector<pid_t>& programs) {
+ProcessUsage ProcfsSampler::Sample(const std::vector<pid_t>& programs) {
   std::vector<ProcessStat> table = ReadProcessTable();
   int64_t ticks = 0, pages = 0;
   for (const ProcessStat* p : TreeOf(table, programs)) {
     ticks += p->ticks;
     pages += p->rss_pages;
   }
-  ResourceSample sample;
+  ProcessUsage sample;
   int64_t now = clock_.NowMillis();
   if (last_ticks_ >= 0 && now > last_time_ms_) {
     double seconds = (now - last_time_ms_) / 1000.0;

@@ -24,7 +24,7 @@
 
 namespace shoal {
 
-struct ResourceSample {
+struct ProcessUsage {
   double cpu_percent = 0;
   int64_t rss_bytes = 0;
   std::optional<double> gpu_util_percent;
@@ -34,14 +34,14 @@ struct ResourceSample {
 class ResourceSampler {
  public:
   virtual ~ResourceSampler() = default;
-  virtual ResourceSample Sample(const std::vector<pid_t>& programs) = 0;
+  virtual ProcessUsage Sample(const std::vector<pid_t>& programs) = 0;
 };
 
 class ProcfsSampler final : public ResourceSampler {
  public:
   // visible_gpus: the task's CUDA_VISIBLE_DEVICES ("" for none).
   ProcfsSampler(const Clock& clock, std::string visible_gpus);
-  ResourceSample Sample(const std::vector<pid_t>& programs) override;
+  ProcessUsage Sample(const std::vector<pid_t>& programs) override;
 
  private:
   void SampleGpus();

@@ -20,11 +20,11 @@ TEST(ProcfsSampler, MeasuresAProgramAndWhatItStarted) {
   usleep(100'000);
   SystemClock& clock = SystemClock::Instance();
   ProcfsSampler sampler(clock, "");
-  ResourceSample first = sampler.Sample({*pid});
+  ProcessUsage first = sampler.Sample({*pid});
   EXPECT_EQ(first.cpu_percent, 0) << "no rate before a second sample";
   EXPECT_GT(first.rss_bytes, 0);
   usleep(500'000);
-  ResourceSample second = sampler.Sample({*pid});
+  ProcessUsage second = sampler.Sample({*pid});
   KillProcessesWithEnvironment({"SHOAL_SAMPLER_TEST=" + std::to_string(getpid())});
   RealProcessLauncher::Instance().Wait(*pid);
   EXPECT_GT(second.cpu_percent, 5) << "the loop burns CPU";

@@ -19,8 +19,8 @@ bool SaveTracker::Owes(const std::string& role, int index) const {
   return std::find(tasks_.begin(), tasks_.end(), std::make_pair(role, index)) != tasks_.end();
 }
 
-Json SaveTracker::ForTask(const std::string& role, int index) const {
-  Json names = Json::array();
+std::vector<std::string> SaveTracker::ForTask(const std::string& role, int index) const {
+  std::vector<std::string> names;
   if (!Owes(role, index)) return names;
   for (const auto& [name, save] : saves_) {
     if (!save.failed_early && !save.reports.count({role, index})) names.push_back(name);
@@ -28,10 +28,10 @@ Json SaveTracker::ForTask(const std::string& role, int index) const {
   return names;
 }
 
-void SaveTracker::TaskReports(const std::string& role, int index, const Json& reports) {
-  if (!reports.is_array() || !Owes(role, index)) return;
-  for (const Json& r : reports) {
-    auto it = saves_.find(r.value("name", ""));
+void SaveTracker::TaskReports(const std::string& role, int index, const std::vector<protocol::SavedModelUpdate>& reports) {
+  if (!Owes(role, index)) return;
+  for (const auto& r : reports) {
+    auto it = saves_.find(r.name);
     if (it != saves_.end()) it->second.reports[{role, index}] = r;
   }
 }
@@ -39,28 +39,29 @@ void SaveTracker::TaskReports(const std::string& role, int index, const Json& re
 void SaveTracker::TaskEnded(const std::string& role, int index) {
   for (auto& [name, save] : saves_) {
     if (Owes(role, index) && !save.reports.count({role, index})) {
-      save.reports[{role, index}] = Json{{"state", "failed"},
-                                         {"message", role + "[" + std::to_string(index) + "] ended before it saved"}};
+      save.reports[{role, index}] = protocol::SavedModelUpdate{
+          name, SaveState::kFailed, "", role + "[" + std::to_string(index) + "] ended before it saved"};
     }
   }
 }
 
-Json SaveTracker::Updates() const {
-  Json out = Json::array();
+std::vector<protocol::SavedModelUpdate> SaveTracker::Updates() const {
+  std::vector<protocol::SavedModelUpdate> out;
   for (const auto& [name, save] : saves_) {
-    Json entry{{"name", name}, {"state", "uploading"}};
+    protocol::SavedModelUpdate entry{name, SaveState::kUploading, "", ""};
     if (save.failed_early) {
-      entry["state"] = "failed";
-      entry["message"] = save.message;
+      entry.state = SaveState::kFailed;
+      entry.message = save.message;
     } else if (save.reports.size() >= tasks_.size()) {
-      entry["state"] = "saved";
+      entry.state = SaveState::kSaved;
       for (const auto& [task, report] : save.reports) {
-        if (report.value("state", "") != "saved") {
-          entry["state"] = "failed";
-          entry["message"] = report.value("message", "");
+        if (report.state != SaveState::kSaved) {
+          entry.state = SaveState::kFailed;
+          entry.message = report.message;
+          entry.uri.clear();
           break;
         }
-        if (report.contains("uri")) entry["uri"] = report["uri"];
+        if (!report.uri.empty()) entry.uri = report.uri;
       }
     }
     out.push_back(entry);

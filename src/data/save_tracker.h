@@ -6,7 +6,7 @@
 //  - Request(names) starts tracking new names (others are ignored); a job with no output
 //    tasks fails the save at once ("the job has no outputs").
 //  - ForTask(role, index) lists the names that task has not reported yet.
-//  - TaskReports(role, index, reports) records [{name, state, uri, message}] from a task.
+//  - TaskReports(role, index, reports) records a task's reports (protocol/task_messages.h).
 //  - Updates() is the report's saved_models: every tracked name with state "uploading"
 //    until every output task reported, then "saved" (uri: the saved folder) or "failed"
 //    (the first task's message).
@@ -20,7 +20,7 @@
 #include <utility>
 #include <vector>
 
-#include "common/json.h"
+#include "protocol/task_messages.h"
 
 namespace shoal::data {
 
@@ -30,14 +30,14 @@ class SaveTracker {
       : tasks_(std::move(output_tasks)) {}
 
   void Request(const std::vector<std::string>& names);
-  Json ForTask(const std::string& role, int index) const;
-  void TaskReports(const std::string& role, int index, const Json& reports);
+  std::vector<std::string> ForTask(const std::string& role, int index) const;
+  void TaskReports(const std::string& role, int index, const std::vector<protocol::SavedModelUpdate>& reports);
   void TaskEnded(const std::string& role, int index);
-  Json Updates() const;
+  std::vector<protocol::SavedModelUpdate> Updates() const;
 
  private:
   struct Save {
-    std::map<std::pair<std::string, int>, Json> reports;  // per task
+    std::map<std::pair<std::string, int>, protocol::SavedModelUpdate> reports;  // per task
     bool failed_early = false;
     std::string message;
   };

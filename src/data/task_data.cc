@@ -175,14 +175,12 @@ void TaskData::RequestSave(const std::string& name) {
       if (!status.ok()) break;
     }
     std::lock_guard lock(mu_);
-    save_reports_.push_back({{"name", name},
-                             {"state", status.ok() ? "saved" : "failed"},
-                             {"uri", uri},
-                             {"message", status.ok() ? "" : status.message()}});
+    save_reports_.push_back({name, status.ok() ? SaveState::kSaved : SaveState::kFailed, uri,
+                             status.ok() ? "" : status.message()});
   });
 }
 
-Json TaskData::SaveReports() {
+std::vector<protocol::SavedModelUpdate> TaskData::SaveReports() {
   std::lock_guard lock(mu_);
   return save_reports_;
 }

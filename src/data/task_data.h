@@ -16,8 +16,8 @@
 //  - CommitOutputs(succeeded) commits every output (data/output_commit.h) when the task
 //    succeeded, or when it failed and the output says on_failure.
 //  - RequestSave(name) commits the outputs' current contents to <root>/saved-<name><suffix>
-//    on a thread of its own (once per name); SaveReports() lists the finished ones as
-//    [{name, state: saved|failed, uri, message}].
+//    on a thread of its own (once per name); SaveReports() lists the finished ones (state saved
+//    or failed).
 // Thread-safety: RequestSave and SaveReports from any thread; the rest from one.
 #pragma once
 
@@ -31,6 +31,7 @@
 
 #include "common/json.h"
 #include "common/status.h"
+#include "protocol/task_messages.h"
 
 namespace shoal::data {
 
@@ -46,7 +47,7 @@ class TaskData {
   // cancel: set when the task is being stopped; the commit then ends without _SUCCESS.
   Status CommitOutputs(bool succeeded, const std::atomic<bool>* cancel = nullptr);
   void RequestSave(const std::string& name);
-  Json SaveReports();
+  std::vector<protocol::SavedModelUpdate> SaveReports();
   bool has_outputs() const { return !outputs_.empty(); }
 
  private:
@@ -62,7 +63,7 @@ class TaskData {
   std::atomic<bool> stop_{false};
   std::mutex mu_;
   std::set<std::string> save_started_;  // GUARDED_BY(mu_)
-  Json save_reports_ = Json::array();   // GUARDED_BY(mu_)
+  std::vector<protocol::SavedModelUpdate> save_reports_;  // GUARDED_BY(mu_)
   std::vector<std::thread> savers_;     // GUARDED_BY(mu_)
 };
 

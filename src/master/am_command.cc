@@ -20,6 +20,8 @@ int AmCommand(int argc, char** argv) {
   app.add_option("--attempt", options.attempt, "the attempt number")->required();
   app.add_option("--dir", options.attempt_dir, "the attempt's directory (logs)")->required();
   app.add_option("--backend", backend, "the backend whose containers to start")->check(CLI::IsMember({"local", "slurm"}));
+  app.add_option("--server-info", options.server_info_path,
+                 "the server's server.json: where to look for the server when it stops answering");
   auto* bind = app.add_option("--bind", options.bind_host, "the address containers reach the AM on");
   try {
     app.parse(argc, argv);

@@ -9,21 +9,23 @@
 #include <set>
 #include <thread>
 
+#include "common/backoff.h"
 #include "common/files.h"
-#include "common/secret.h"
 #include "common/http_server.h"
+#include "common/inherited_environment.h"
 #include "common/log.h"
-#include "master/am_messages.h"
-#include "master/am_protocol.h"
+#include "common/paths.h"
+#include "common/secret.h"
 #include "master/mpi_launch.h"
+#include "protocol/attempt_messages.h"
+#include "protocol/task_messages.h"
 #include "runtime/framework.h"
+#include "runtime/launch_plan.h"
 
 namespace shoal {
 namespace {
 
-std::string AttemptPath(const AmOptions& o) {
-  return "/internal/v1/jobs/" + o.job_id + "/attempts/" + std::to_string(o.attempt);
-}
+using protocol::TaskId;
 
 Status MpiTokenMissing() {
   return PermissionDenied(std::string("MPI launch requests must carry the attempt's MPI token (") + kMpiTokenVariable +
@@ -34,11 +36,25 @@ Status MpiTokenMissing() {
 
 ApplicationMaster::ApplicationMaster(AmOptions options, ContainerLauncher& launcher, const Clock& clock)
     : options_(std::move(options)), launcher_(launcher), clock_(clock), server_(options_.server_url, 5000) {
-  // A server beyond loopback gives its AMs its token.
-  if (const char* token = std::getenv("SHOAL_SERVER_TOKEN"); token && *token) {
-    server_token_ = token;
-    server_.set_bearer_token(token);
-  }
+  // The attempt's token is this AM's one credential; nothing it starts inherits it.
+  if (const char* token = std::getenv(protocol::kAttemptTokenVariable); token && *token) attempt_token_ = token;
+  unsetenv(protocol::kAttemptTokenVariable);
+  server_.set_bearer_token(attempt_token_);
+}
+
+bool ApplicationMaster::FollowServer() {
+  if (options_.server_info_path.empty()) return false;
+  auto text = ReadFile(options_.server_info_path);
+  if (!text.ok()) return false;
+  Json info = Json::parse(*text, nullptr, false);
+  if (!info.is_object() || !info.contains("url") || !info["url"].is_string()) return false;
+  std::string url = info["url"].get<std::string>();
+  if (url == server_.base_url() || !url.starts_with("http://")) return false;
+  LogInfo("the server now listens at " + url + " (was " + server_.base_url() + "); reporting there");
+  HttpJsonClient moved(url, 5000);
+  moved.set_bearer_token(attempt_token_);
+  server_ = moved;
+  return true;
 }
 
 ApplicationMaster::~ApplicationMaster() { http_.stop(); }
@@ -53,124 +69,109 @@ void ApplicationMaster::RequestKill(const std::string& reason) {
 }
 
 Status ApplicationMaster::FetchAttempt() {
-  ASSIGN_OR_RETURN(Json attempt, server_.Get(AttemptPath(options_)));
-  spec_ = JobSpecFromJson(attempt.at("spec"));
-  task_gpus_ = attempt.value("task_gpus", std::vector<std::vector<int>>{});
+  auto fetched = server_.Get(protocol::AttemptPath(options_.job_id, options_.attempt));
+  if (!fetched.ok() && fetched.status().code() == StatusCode::kUnavailable && FollowServer()) {
+    fetched = server_.Get(protocol::AttemptPath(options_.job_id, options_.attempt));
+  }
+  if (!fetched.ok()) return fetched.status();
+  ASSIGN_OR_RETURN(protocol::AttemptFetchReply attempt, protocol::Decode<protocol::AttemptFetchReply>(*fetched));
+  spec_ = std::move(attempt.spec);
+  task_gpus_ = std::move(attempt.task_gpus);
   tracker_ = std::make_unique<AttemptTracker>(spec_, options_.job_id, options_.attempt, task_gpus_, clock_);
   if (FindFramework(spec_.framework)->LaunchesWithMpirun()) tracker_->HoldSuccess();
   return Status::Ok();
 }
 
 Result<Json> ApplicationMaster::HandleCluster(const httplib::Request& req) {
-  TaskRef ref{req.get_param_value("role"), std::atoi(req.get_param_value("index").c_str())};
-  int wait_ms = std::clamp(std::atoi(req.get_param_value("wait_ms").c_str()), 0, 30'000);
+  ASSIGN_OR_RETURN(protocol::WaitQuery query, protocol::DecodeWaitQuery(req.get_param_value("role"), req.get_param_value("index"),
+                                                                         req.get_param_value("wait_ms")));
   std::unique_lock lock(mutex_);
-  RETURN_IF_ERROR(CheckTaskToken(req, ref.role, ref.index));
-  changed_.wait_for(lock, std::chrono::milliseconds(wait_ms),
+  RETURN_IF_ERROR(CheckTaskToken(req, query.task));
+  changed_.wait_for(lock, std::chrono::milliseconds(query.wait_ms),
                     [&] { return tracker_->AllRegistered() || IsFinal(tracker_->state()); });
   if (IsFinal(tracker_->state())) return Aborted("the attempt has ended (" + tracker_->message() + ")");
-  if (!tracker_->AllRegistered()) return Json{{"ready", false}};
+  if (!tracker_->AllRegistered()) return protocol::Encode(protocol::ClusterReply{});
   ClusterView cluster = tracker_->Cluster(am_addr_);
   cluster.services = services_;
-  const TaskEndpoint* self = cluster.Find(ref.role, ref.index);
-  const RoleSpec* role = spec_.FindRole(ref.role);
-  EnvMap env = spec_.env;
-  for (const auto& [k, v] : role->env) env[k] = v;
-  for (const auto& [k, v] : FindFramework(spec_.framework)->TaskEnvironment(spec_, cluster, *self)) env[k] = v;
-  Json reply{{"ready", true},
-             {"env", env},
-             {"command", role->command},
-             {"workdir", spec_.workdir},
-             {"heartbeat_ms", options_.heartbeat_interval_ms}};
-  if (RunsBoard(ref.role, ref.index)) reply["board_command"] = spec_.board.command;
-  if (FindFramework(spec_.framework)->LaunchesWithMpirun()) reply["mpi"] = true;
-  Json processes = Json::array();
-  for (int local = 0; local < self->processes; ++local) {
-    processes.push_back(FindFramework(spec_.framework)->ProcessEnvironment(cluster, *self, local));
-  }
-  reply["processes"] = processes;
-  Json spec_json = ToJson(spec_);
-  reply["files"] = spec_json["files"];
-  reply["archives"] = spec_json["archives"];
-  reply["inputs"] = data_plan_->InputsFor(ref.role, ref.index);
-  reply["outputs"] = data_plan_->OutputsFor(ref.role, ref.index);
-  reply["mask"] = SecretValues(spec_);  // the agent masks them in the task's log
-  return reply;
+  const TaskEndpoint* self = cluster.Find(query.task.role, query.task.index);
+  LaunchContext context{options_.heartbeat_interval_ms, RunsBoard(query.task.role, query.task.index),
+                        data_plan_->InputsFor(query.task.role, query.task.index),
+                        data_plan_->OutputsFor(query.task.role, query.task.index)};
+  return protocol::Encode(
+      protocol::ClusterReply{true, PlanLaunch(spec_, *FindFramework(spec_.framework), cluster, *self, context)});
 }
 
 void ApplicationMaster::InstallRoutes() {
-  using namespace am_protocol;
-  auto with_task = [this](auto action) {
+  using namespace protocol;
+  // Decodes the body as a message M, checks the token of the task it names, and runs
+  // action(message) under the mutex.
+  auto with_task = [this]<typename M>(std::type_identity<M>, auto action) {
     return RouteJson([this, action](const httplib::Request& req) -> Result<Json> {
       ASSIGN_OR_RETURN(Json body, ParseBody(req));
-      ASSIGN_OR_RETURN(TaskRef ref, TaskFromBody(body));
+      ASSIGN_OR_RETURN(M message, Decode<M>(body));
       Result<Json> result = [&]() -> Result<Json> {
         std::lock_guard lock(mutex_);
-        RETURN_IF_ERROR(CheckTaskToken(req, ref.role, ref.index));
-        return action(ref, body);
+        RETURN_IF_ERROR(CheckTaskToken(req, message.task));
+        return action(message);
       }();
       changed_.notify_all();
       return result;
     });
   };
-  http_.Post(kRegister, with_task([this](const TaskRef& ref, const Json& body) -> Result<Json> {
-    ASSIGN_OR_RETURN(RegisterMessage m, RegisterFromBody(body));
-    RETURN_IF_ERROR(tracker_->Register(ref.role, ref.index, m.host, m.ports, m.gpus));
+  http_.Post(kRegisterPath, with_task(std::type_identity<RegisterRequest>{}, [this](const RegisterRequest& m) -> Result<Json> {
+    RETURN_IF_ERROR(tracker_->Register(m.task.role, m.task.index, m.host, m.ports, m.gpus));
     return Json::object();
   }));
-  http_.Post(kStarted, with_task([this](const TaskRef& ref, const Json& body) -> Result<Json> {
-    ASSIGN_OR_RETURN(StartedMessage m, StartedFromBody(body));
-    RETURN_IF_ERROR(tracker_->Started(ref.role, ref.index, m.pid, m.board_url));
+  http_.Post(kStartedPath, with_task(std::type_identity<StartedRequest>{}, [this](const StartedRequest& m) -> Result<Json> {
+    RETURN_IF_ERROR(tracker_->Started(m.task.role, m.task.index, m.pid, m.board_url));
     return Json::object();
   }));
-  http_.Post(kHeartbeat, with_task([this](const TaskRef& ref, const Json& body) -> Result<Json> {
-    ASSIGN_OR_RETURN(HeartbeatData data, HeartbeatFromBody(body));
-    ASSIGN_OR_RETURN(bool keep_running, tracker_->Heartbeat(ref.role, ref.index, data));
-    Json reply{{"keep_running", keep_running}};
-    if (auto id = stack_requests_.PendingFor(tracker_->Find(ref.role, ref.index)->rank)) reply["dump_stacks"] = *id;
-    saves_->TaskReports(ref.role, ref.index, body.value("saved_models", Json::array()));
-    if (Json names = saves_->ForTask(ref.role, ref.index); !names.empty()) reply["save_models"] = names;
-    return reply;
+  http_.Post(kHeartbeatPath, with_task(std::type_identity<HeartbeatRequest>{}, [this](const HeartbeatRequest& m) -> Result<Json> {
+    ASSIGN_OR_RETURN(bool keep_running, tracker_->Heartbeat(m.task.role, m.task.index, m));
+    HeartbeatReply reply;
+    reply.keep_running = keep_running;
+    reply.dump_stacks = stack_requests_.PendingFor(tracker_->Find(m.task.role, m.task.index)->rank);
+    saves_->TaskReports(m.task.role, m.task.index, m.saved_models);
+    reply.save_models = saves_->ForTask(m.task.role, m.task.index);
+    return Encode(reply);
   }));
-  http_.Post(kStacks, with_task([this](const TaskRef& ref, const Json& body) -> Result<Json> {
-    const TaskStatus* task = tracker_->Find(ref.role, ref.index);
-    if (!task) return NotFound("this attempt has no task " + ref.role + "[" + std::to_string(ref.index) + "]");
-    stack_requests_.Answer(task->rank, body.value("id", int64_t{0}), body.value("text", ""));
+  http_.Post(kStacksPath, with_task(std::type_identity<StacksAnswer>{}, [this](const StacksAnswer& m) -> Result<Json> {
+    stack_requests_.Answer(tracker_->Find(m.task.role, m.task.index)->rank, m.id, m.text);
     return Json::object();
   }));
-  http_.Post(kStackRequest, RouteJson([this](const httplib::Request& req) -> Result<Json> {
-    // only the server asks; a server beyond loopback proves it with its token
-    if (!server_token_.empty() && !SecretEquals(req.get_header_value("Authorization"), "Bearer " + server_token_)) {
+  http_.Post(kStackRequestPath, RouteJson([this](const httplib::Request& req) -> Result<Json> {
+    // only the server asks: it proves itself with this attempt's token
+    if (attempt_token_.empty() || !SecretEquals(req.get_header_value("Authorization"), "Bearer " + attempt_token_)) {
       return PermissionDenied("only the Shoal server may ask this AM for stacks");
     }
     return HandleStackRequest();
   }));
-  http_.Post(kExited, with_task([this](const TaskRef& ref, const Json& body) -> Result<Json> {
-    ASSIGN_OR_RETURN(ExitMessage m, ExitFromBody(body));
-    RETURN_IF_ERROR(tracker_->Exited(ref.role, ref.index, m.exit, m.message));
-    saves_->TaskEnded(ref.role, ref.index);
+  http_.Post(kExitedPath, with_task(std::type_identity<ExitRequest>{}, [this](const ExitRequest& m) -> Result<Json> {
+    RETURN_IF_ERROR(tracker_->Exited(m.task.role, m.task.index, m.exit, m.message));
+    saves_->TaskEnded(m.task.role, m.task.index);
     return Json::object();
   }));
-  http_.Get(kCluster, RouteJson([this](const httplib::Request& req) { return HandleCluster(req); }));
-  http_.Post(kMpiLaunch, RouteJson([this](const httplib::Request& req) -> Result<Json> {
+  http_.Get(kClusterPath, RouteJson([this](const httplib::Request& req) { return HandleCluster(req); }));
+  http_.Post(kMpiLaunchPath, RouteJson([this](const httplib::Request& req) -> Result<Json> {
     if (!tokens_.AllowsMpi(req.get_header_value("Authorization"))) return MpiTokenMissing();
     ASSIGN_OR_RETURN(Json body, ParseBody(req));
-    std::optional<int> rank = RankFromMpiHost(body.value("host", ""));
+    ASSIGN_OR_RETURN(MpiLaunchRequest launch, Decode<MpiLaunchRequest>(body));
+    std::optional<int> rank = RankFromMpiHost(launch.host);
     std::lock_guard lock(mutex_);
     if (!rank || *rank >= static_cast<int>(tracker_->tasks().size())) {
-      return NotFound("mpirun asked for host '" + body.value("host", "") + "', which is not a task of this job");
+      return NotFound("mpirun asked for host '" + launch.host + "', which is not a task of this job");
     }
-    mpi_orted_[*rank] = ForegroundOrted(body.value("command", ""));
+    mpi_orted_[*rank] = ForegroundOrted(launch.command);
     changed_.notify_all();
     return Json::object();
   }));
-  http_.Get(kMpiCommand, RouteJson([this](const httplib::Request& req) { return HandleMpiCommand(req); }));
-  http_.Get(kMpiWait, RouteJson([this](const httplib::Request& req) { return HandleMpiWait(req); }));
+  http_.Get(kMpiCommandPath, RouteJson([this](const httplib::Request& req) { return HandleMpiCommand(req); }));
+  http_.Get(kMpiWaitPath, RouteJson([this](const httplib::Request& req) { return HandleMpiWait(req); }));
 }
 
-Status ApplicationMaster::CheckTaskToken(const httplib::Request& req, const std::string& role, int index) const {
-  const TaskStatus* task = tracker_->Find(role, index);
-  if (!task) return NotFound("this attempt has no task " + role + "[" + std::to_string(index) + "]");
+Status ApplicationMaster::CheckTaskToken(const httplib::Request& req, const TaskId& id) const {
+  const TaskStatus* task = tracker_->Find(id.role, id.index);
+  if (!task) return NotFound("this attempt has no task " + id.Name());
   if (tokens_.AllowsTask(task->rank, req.get_header_value("Authorization"))) return Status::Ok();
   return PermissionDenied("a message for task " + task->Name() + " of " + options_.job_id + " attempt " +
                           std::to_string(options_.attempt) + " must carry that task's token (" + kTaskTokenVariable +
@@ -187,42 +188,40 @@ Result<Json> ApplicationMaster::HandleStackRequest() {
   int64_t id = stack_requests_.Begin(running);
   // Each task answers after its next heartbeat; gdb takes about a second per process.
   changed_.wait_for(lock, std::chrono::seconds(45), [&] { return stack_requests_.Complete(id); });
-  Json tasks = Json::array();
+  protocol::StackReply reply;
   for (int rank : running) {
     const TaskStatus& task = tracker_->tasks()[rank];
     auto answer = stack_requests_.Answers().find(rank);
-    tasks.push_back({{"task", task.Name()},
-                     {"host", task.host},
-                     {"answered", answer != stack_requests_.Answers().end()},
-                     {"text", answer != stack_requests_.Answers().end() ? answer->second : "the task did not answer in time"}});
+    bool answered = answer != stack_requests_.Answers().end();
+    reply.tasks.push_back({task.Name(), task.host, answered, answered ? answer->second : "the task did not answer in time"});
   }
-  return Json{{"tasks", tasks}};
+  return protocol::Encode(reply);
 }
 
 Result<Json> ApplicationMaster::HandleMpiCommand(const httplib::Request& req) {
-  std::string role = req.get_param_value("role");
-  int index = std::atoi(req.get_param_value("index").c_str());
-  int wait_ms = std::clamp(std::atoi(req.get_param_value("wait_ms").c_str()), 0, 30'000);
+  ASSIGN_OR_RETURN(protocol::WaitQuery query, protocol::DecodeWaitQuery(req.get_param_value("role"), req.get_param_value("index"),
+                                                                         req.get_param_value("wait_ms")));
   std::unique_lock lock(mutex_);
-  RETURN_IF_ERROR(CheckTaskToken(req, role, index));
-  int rank = tracker_->Find(role, index)->rank;
-  changed_.wait_for(lock, std::chrono::milliseconds(wait_ms),
+  RETURN_IF_ERROR(CheckTaskToken(req, query.task));
+  int rank = tracker_->Find(query.task.role, query.task.index)->rank;
+  changed_.wait_for(lock, std::chrono::milliseconds(query.wait_ms),
                     [&] { return mpi_orted_.count(rank) || IsFinal(tracker_->state()); });
   if (IsFinal(tracker_->state())) return Aborted("the attempt has ended (" + tracker_->message() + ")");
-  if (!mpi_orted_.count(rank)) return Json{{"ready", false}};
-  return Json{{"ready", true}, {"command", mpi_orted_[rank]}};
+  if (!mpi_orted_.count(rank)) return protocol::Encode(protocol::MpiCommandReply{});
+  return protocol::Encode(protocol::MpiCommandReply{true, mpi_orted_[rank]});
 }
 
 Result<Json> ApplicationMaster::HandleMpiWait(const httplib::Request& req) {
   if (!tokens_.AllowsMpi(req.get_header_value("Authorization"))) return MpiTokenMissing();
   std::optional<int> rank = RankFromMpiHost(req.get_param_value("host"));
-  int wait_ms = std::clamp(std::atoi(req.get_param_value("wait_ms").c_str()), 0, 30'000);
+  int wait_ms = std::clamp(std::atoi(req.get_param_value("wait_ms").c_str()), 0, 30'000);  // atoi: 0 on junk
   std::unique_lock lock(mutex_);
   if (!rank || *rank >= static_cast<int>(tracker_->tasks().size())) return NotFound("no such MPI host");
   auto ended = [&] { return IsFinal(tracker_->tasks()[*rank].state); };
   changed_.wait_for(lock, std::chrono::milliseconds(wait_ms), ended);
   const TaskStatus& task = tracker_->tasks()[*rank];
-  return Json{{"done", ended()}, {"exit_code", task.state == TaskState::kSucceeded ? 0 : std::max(1, task.exit_code)}};
+  int exit_code = task.state == TaskState::kSucceeded ? 0 : std::clamp(task.exit_code, 1, 255);
+  return protocol::Encode(protocol::MpiWaitReply{ended(), exit_code});
 }
 
 void ApplicationMaster::DriveMpirun() {
@@ -230,7 +229,7 @@ void ApplicationMaster::DriveMpirun() {
   auto& processes = RealProcessLauncher::Instance();
   if (mpirun_pid_ == 0 && !IsFinal(tracker_->state()) && tracker_->AllRegistered()) {
     std::string hostfile = options_.attempt_dir + "/mpi-hosts";
-    auto env = CurrentEnvironment();
+    auto env = InheritedEnvironment(CurrentEnvironment());
     env["SHOAL_AM_ADDR"] = am_addr_;
     env[kMpiTokenVariable] = tokens_.ForMpi();
     env["OMPI_ALLOW_RUN_AS_ROOT"] = "1";
@@ -293,7 +292,12 @@ Status ApplicationMaster::StartFrameworkServices() {
 }
 
 void ApplicationMaster::LaunchContainers() {
-  auto env = CurrentEnvironment();
+  // Agents inherit the allowlist only (a Slurm step adds its own SLURM_* variables).
+  auto env = InheritedEnvironment(CurrentEnvironment());
+  // The attempt's markers: the backend's sweep (CleanUpAttempt) finds every process by them.
+  for (const char* marker : {"SHOAL_JOB_ID", "SHOAL_ATTEMPT", "SHOAL_ATTEMPT_DIR"}) {
+    if (const char* value = std::getenv(marker)) env[marker] = value;
+  }
   for (const TaskStatus& task : std::vector<TaskStatus>(tracker_->tasks())) {
     std::string base = options_.attempt_dir + "/" + task.role + "-" + std::to_string(task.index);
     ContainerLaunch launch{options_.job_id,
@@ -317,11 +321,12 @@ void ApplicationMaster::LaunchContainers() {
 }
 
 void ApplicationMaster::Report(bool final_report) {
-  Json body;
+  protocol::AttemptReport report;
   {
     std::lock_guard lock(mutex_);
-    body = tracker_->Snapshot();
-    for (Json& entry : tracker_->TakeSeries()) unreported_series_.push_back(std::move(entry));
+    report = tracker_->Snapshot();
+    for (TaskSeries& entry : tracker_->TakeSeries()) unreported_series_.push_back(std::move(entry));
+    report.saved_models = saves_->Updates();
   }
   // While the server is unreachable, keep the newest points only.
   constexpr size_t kMaxUnreported = 2'000;
@@ -330,35 +335,39 @@ void ApplicationMaster::Report(bool final_report) {
                              unreported_series_.begin() + static_cast<long>(unreported_series_.size() - kMaxUnreported));
   }
   last_report_ms_ = clock_.NowMillis();
-  body["series"] = unreported_series_;
-  body["am_addr"] = am_addr_;
-  body["final"] = final_report;
-  {
-    std::lock_guard lock(mutex_);
-    body["saved_models"] = saves_->Updates();
-  }
-  int64_t version = body["version"].get<int64_t>();
-  int64_t give_up = clock_.NowMillis() + (final_report ? 30'000 : 0);
+  report.series = unreported_series_;
+  report.am_addr = am_addr_;
+  report.final = final_report;
+  Json body = protocol::Encode(report);
+  // A final report waits out a server restart (up to 2 minutes); others are dropped
+  // when the server is away, and the next change sends a newer one.
+  int64_t give_up = clock_.NowMillis() + (final_report ? 120'000 : 0);
+  Backoff backoff(clock_, 200, 5'000);
   while (true) {
-    auto reply = server_.Post(AttemptPath(options_) + "/report", body);
+    auto reply = server_.Post(protocol::ReportPath(options_.job_id, options_.attempt), body);
     if (reply.ok()) {
-      reported_version_ = version;
+      reported_version_ = report.version;
+      auto decoded = protocol::Decode<protocol::ReportReply>(*reply);
       std::vector<std::string> save_requests;
-      for (const Json& request : reply->value("save_requests", Json::array())) {
-        save_requests.push_back(request.value("name", ""));
+      if (decoded.ok()) {
+        for (const auto& request : decoded->save_requests) save_requests.push_back(request.name);
+      } else {
+        LogError("the server's reply to a report: " + decoded.status().message());
       }
       if (!save_requests.empty()) {
         std::lock_guard lock(mutex_);
         saves_->Request(save_requests);
       }
-      unreported_series_ = Json::array();
+      unreported_series_.clear();
       return;
     }
+    if (reply.status().code() == StatusCode::kUnavailable && FollowServer()) continue;
     if (clock_.NowMillis() >= give_up) {
       LogError("cannot report to the server: " + reply.status().ToString());
       return;
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    if (backoff.attempts() == 0) LogError("reporting to the server: " + reply.status().message() + "; retrying");
+    backoff.Wait();
   }
 }
 

@@ -1,8 +1,16 @@
 // ApplicationMaster: runs one job attempt. It fetches the attempt from the server,
 // launches one container per task through the backend's ContainerLauncher, serves the
-// container protocol (am_protocol.h), builds the cluster description once every task
-// has registered, applies the failure policy, and reports the attempt to the server.
-// For XGBoost jobs it also serves the Rabit tracker.
+// agents' protocol (protocol/task_messages.h), computes each task's launch plan once
+// every task has registered (runtime/launch_plan.h), applies the failure policy, and
+// reports the attempt to the server (protocol/attempt_messages.h). For XGBoost jobs it
+// also serves the Rabit tracker.
+//
+// Credentials: the attempt's token (from the backend, in kAttemptTokenVariable, removed
+// from the environment at once) is the AM's only credential towards the server, and the
+// server proves itself with it when it asks for stacks. Each agent gets its task's token
+// and nothing else; agents and mpirun inherit only common/inherited_environment.h's list.
+// When the server stops answering, the AM re-reads the server's server.json and follows a
+// server that restarted on another port.
 //
 // Contract:
 //  - Run() returns the process exit code once the attempt is over and every container
@@ -36,6 +44,7 @@ namespace shoal {
 
 struct AmOptions {
   std::string server_url;
+  std::string server_info_path;  // <home>/server.json: a restarted server's new address
   std::string job_id;
   int attempt = 1;
   std::string attempt_dir;
@@ -67,7 +76,7 @@ class ApplicationMaster {
   void InstallRoutes();
   Result<Json> HandleCluster(const httplib::Request& req);
   // Whether the request carries the token of the task it names. REQUIRES mutex_.
-  Status CheckTaskToken(const httplib::Request& req, const std::string& role, int index) const;
+  Status CheckTaskToken(const httplib::Request& req, const protocol::TaskId& task) const;
   // `shoal stack`: asks every running task for its stacks, waits for the answers.
   Result<Json> HandleStackRequest();
 
@@ -89,13 +98,15 @@ class ApplicationMaster {
   std::map<int, std::string> mpi_orted_;  // rank -> orted command; GUARDED_BY(mutex_)
   StackRequests stack_requests_;          // GUARDED_BY(mutex_)
   TaskTokens tokens_;                     // the attempt's secrets; immutable once Run() made them
-  std::string server_token_;              // the server's, when it listens beyond loopback
+  std::string attempt_token_;             // this attempt's token, from the server
+  // Re-reads server.json; switches server_ when the server now listens elsewhere.
+  bool FollowServer();
   std::mutex mutex_;
   std::condition_variable changed_;
   std::atomic<bool> kill_requested_{false};
   std::string kill_reason_;
   int64_t reported_version_ = 0;
-  Json unreported_series_ = Json::array();  // kept until a report carrying it succeeds
+  std::vector<TaskSeries> unreported_series_;  // kept until a report carrying it succeeds
   int64_t last_report_ms_ = 0;
 };
 

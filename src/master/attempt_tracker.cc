@@ -7,15 +7,30 @@
 
 namespace shoal {
 
-Json ToJson(const TaskStatus& task) {
-  return Json{{"role", task.role},           {"index", task.index},         {"rank", task.rank},
-              {"state", Name(task.state)},   {"container_id", task.container_id},
-              {"host", task.host},           {"ports", task.ports},         {"gpus", task.gpus},
-              {"pid", task.pid},             {"progress", task.progress},   {"exit_code", task.exit_code},
-              {"signal", task.signal},       {"message", task.message},     {"started_ms", task.started_ms},
-              {"finished_ms", task.finished_ms}, {"service", task.service},
-              {"cpu", task.cpu_percent},     {"rss", task.rss_bytes},       {"heartbeat_rtt_ms", task.heartbeat_rtt_ms},
-              {"hung", task.hung},           {"hung_since_ms", task.hung_since_ms}};
+protocol::TaskView ViewOf(const TaskStatus& task) {
+  protocol::TaskView v;
+  v.role = task.role;
+  v.index = task.index;
+  v.rank = task.rank;
+  v.state = task.state;
+  v.container_id = task.container_id;
+  v.host = task.host;
+  v.ports = task.ports;
+  v.gpus = task.gpus;
+  v.pid = task.pid;
+  v.progress = task.progress;
+  v.exit_code = task.exit_code;
+  v.signal = task.signal;
+  v.message = task.message;
+  v.started_ms = task.started_ms;
+  v.finished_ms = task.finished_ms;
+  v.service = task.service;
+  v.cpu = task.cpu_percent;
+  v.rss = task.rss_bytes;
+  v.heartbeat_rtt_ms = task.heartbeat_rtt_ms;
+  v.hung = task.hung;
+  v.hung_since_ms = task.hung_since_ms;
+  return v;
 }
 
 AttemptTracker::AttemptTracker(const JobSpec& spec, std::string job_id, int attempt,
@@ -33,8 +48,8 @@ AttemptTracker::AttemptTracker(const JobSpec& spec, std::string job_id, int atte
       if (rank < static_cast<int>(task_gpus.size())) task.gpus = task_gpus[rank];
       task.last_heard_ms = started_at_ms_;
       tasks_.push_back(std::move(task));
-      pending_samples_.push_back(Json::array());
-      pending_metrics_.push_back(Json::array());
+      pending_samples_.emplace_back();
+      pending_metrics_.emplace_back();
     }
   }
 }
@@ -119,28 +134,29 @@ Status AttemptTracker::Started(const std::string& role, int index, int pid, cons
 namespace {
 
 // Appends the points to a bounded buffer, dropping the oldest beyond `cap`.
-void AppendBounded(Json& buffer, const Json& points, size_t cap) {
-  for (const Json& point : points) buffer.push_back(point);
+template <typename T>
+void AppendBounded(std::vector<T>& buffer, const std::vector<T>& points, size_t cap) {
+  buffer.insert(buffer.end(), points.begin(), points.end());
   if (buffer.size() > cap) buffer.erase(buffer.begin(), buffer.begin() + static_cast<long>(buffer.size() - cap));
 }
 
 }  // namespace
 
-Result<bool> AttemptTracker::Heartbeat(const std::string& role, int index, const HeartbeatData& data) {
+Result<bool> AttemptTracker::Heartbeat(const std::string& role, int index, const protocol::HeartbeatRequest& data) {
   TaskStatus* task = FindMutable(role, index);
   if (!task) return NotFound("this attempt has no task " + role + "[" + std::to_string(index) + "]");
   task->last_heard_ms = clock_.NowMillis();
   double progress = data.progress;
   bool active = false;
   if (data.rtt_ms >= 0) task->heartbeat_rtt_ms = data.rtt_ms;
-  if (data.sample.is_object()) {
-    task->cpu_percent = data.sample.value("cpu", 0.0);
+  if (data.sample) {
+    task->cpu_percent = data.sample->cpu;
     active = task->cpu_percent >= kIdleCpuPercent;
-    task->rss_bytes = data.sample.value("rss", int64_t{0});
-    AppendBounded(pending_samples_[task->rank], Json::array({data.sample}), kMaxPending);
+    task->rss_bytes = data.sample->rss;
+    AppendBounded(pending_samples_[task->rank], {*data.sample}, kMaxPending);
   }
   if (data.uploading) active = true;
-  if (data.metrics.is_array() && !data.metrics.empty()) {
+  if (!data.metrics.empty()) {
     AppendBounded(pending_metrics_[task->rank], data.metrics, kMaxPending);
     active = true;
   }
@@ -327,28 +343,30 @@ bool AttemptTracker::HasSeries() const {
   return false;
 }
 
-Json AttemptTracker::TakeSeries() {
-  Json series = Json::array();
+std::vector<TaskSeries> AttemptTracker::TakeSeries() {
+  std::vector<TaskSeries> series;
   for (const auto& task : tasks_) {
-    Json& samples = pending_samples_[task.rank];
-    Json& metrics = pending_metrics_[task.rank];
+    auto& samples = pending_samples_[task.rank];
+    auto& metrics = pending_metrics_[task.rank];
     if (samples.empty() && metrics.empty()) continue;
-    series.push_back({{"role", task.role}, {"index", task.index}, {"samples", samples}, {"metrics", metrics}});
-    samples = Json::array();
-    metrics = Json::array();
+    series.push_back({task.role, task.index, std::move(samples), std::move(metrics)});
+    samples.clear();
+    metrics.clear();
   }
   return series;
 }
 
-Json AttemptTracker::Snapshot() const {
-  Json tasks = Json::array();
-  for (const auto& task : tasks_) tasks.push_back(ToJson(task));
-  Json snapshot{{"state", Name(state_)}, {"message", message_}, {"tasks", tasks}, {"version", version_}};
+protocol::AttemptReport AttemptTracker::Snapshot() const {
+  protocol::AttemptReport report;
+  for (const auto& task : tasks_) report.tasks.push_back(ViewOf(task));
+  report.state = state_;
+  report.message = message_;
+  report.version = version_;
   for (const auto& task : tasks_) {
     // The board is up while its task runs.
-    if (!task.board_url.empty() && task.state == TaskState::kRunning) snapshot["board_url"] = task.board_url;
+    if (!task.board_url.empty() && task.state == TaskState::kRunning) report.board_url = task.board_url;
   }
-  return snapshot;
+  return report;
 }
 
 }  // namespace shoal

@@ -29,6 +29,8 @@
 #include "common/process.h"
 #include "common/status.h"
 #include "master/task_state.h"
+#include "protocol/attempt_messages.h"
+#include "protocol/task_messages.h"
 #include "runtime/cluster_view.h"
 #include "spec/job_spec.h"
 
@@ -66,16 +68,8 @@ struct TaskStatus {
   std::string Name() const { return role + "[" + std::to_string(index) + "]"; }
 };
 
-// What a heartbeat carries besides "I am alive" (am_protocol.h).
-struct HeartbeatData {
-  double progress = -1;             // < 0: unchanged
-  Json sample;                      // {t, cpu, rss, progress, gpu_util, gpu_mem} or null
-  Json metrics = Json::array();     // [{t, step, name, value}]
-  double rtt_ms = -1;
-  bool uploading = false;           // the agent is committing the task's outputs
-};
-
-Json ToJson(const TaskStatus& task);
+// The task as the AM reports it to the server.
+protocol::TaskView ViewOf(const TaskStatus& task);
 
 class AttemptTracker {
  public:
@@ -90,7 +84,7 @@ class AttemptTracker {
                   std::optional<std::vector<int>> gpus = std::nullopt);
   Status Started(const std::string& role, int index, int pid, const std::string& board_url = "");
   // Returns whether the task should keep running (false: it is being stopped).
-  Result<bool> Heartbeat(const std::string& role, int index, const HeartbeatData& data);
+  Result<bool> Heartbeat(const std::string& role, int index, const protocol::HeartbeatRequest& beat);
   Status Exited(const std::string& role, int index, const ExitInfo& exit, const std::string& message);
   void ContainerEnded(const std::string& container_id, const ExitInfo& exit);
   void Kill(const std::string& reason);
@@ -112,10 +106,11 @@ class AttemptTracker {
   const std::vector<TaskStatus>& tasks() const { return tasks_; }
   int64_t version() const { return version_; }
   const TaskStatus* Find(const std::string& role, int index) const;
-  Json Snapshot() const;
-  // The samples and metric points received since the last call, per task, in the
-  // server's report format ("series"); each task keeps at most kMaxPending of each.
-  Json TakeSeries();
+  // The attempt's state, message, tasks, version and board URL, for the AM's report.
+  protocol::AttemptReport Snapshot() const;
+  // The samples and metric points received since the last call, per task (each task
+  // keeps at most kMaxPending of each).
+  std::vector<TaskSeries> TakeSeries();
   bool HasSeries() const;
   static constexpr size_t kMaxPending = 20'000;
   static constexpr double kIdleCpuPercent = 2.0;
@@ -133,8 +128,8 @@ class AttemptTracker {
   const Clock& clock_;
   int64_t started_at_ms_;
   std::vector<TaskStatus> tasks_;
-  std::vector<Json> pending_samples_;  // per rank
-  std::vector<Json> pending_metrics_;  // per rank
+  std::vector<std::vector<ResourceSample>> pending_samples_;  // per rank
+  std::vector<std::vector<MetricPoint>> pending_metrics_;     // per rank
   AttemptState state_ = AttemptState::kStarting;
   bool success_held_ = false;
   std::string message_;

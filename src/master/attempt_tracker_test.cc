@@ -108,7 +108,8 @@ TEST(AttemptTracker, SilentTasksAreLostAfterTheHeartbeatTimeout) {
 }
 
 // A heartbeat that shows the task alive but doing nothing: no progress, no metric, idle CPU.
-HeartbeatData Idle() { return {.sample = Json{{"cpu", 0.5}, {"rss", 1}}}; }
+ResourceSample Cpu(double percent) { return ResourceSample{1, percent, 1, 0, {}, {}}; }
+protocol::HeartbeatRequest Idle() { return {.sample = Cpu(0.5)}; }
 
 TEST(AttemptTracker, IdleTasksAreFlaggedHungAndActivityClearsTheFlag) {
   FakeClock clock;
@@ -118,7 +119,7 @@ TEST(AttemptTracker, IdleTasksAreFlaggedHungAndActivityClearsTheFlag) {
   StartAll(tracker);
   for (int beat = 0; beat < 7; ++beat) {  // 35 s of heartbeats: worker 0 busy, worker 1 idle
     clock.Advance(5'000);
-    ASSERT_TRUE(tracker.Heartbeat("worker", 0, {.sample = Json{{"cpu", 95.0}, {"rss", 1}}}).ok());
+    ASSERT_TRUE(tracker.Heartbeat("worker", 0, {.sample = Cpu(95.0)}).ok());
     ASSERT_TRUE(tracker.Heartbeat("worker", 1, Idle()).ok());
     tracker.Tick();
   }
@@ -127,13 +128,13 @@ TEST(AttemptTracker, IdleTasksAreFlaggedHungAndActivityClearsTheFlag) {
   EXPECT_GT(tracker.Find("worker", 1)->hung_since_ms, 0);
   EXPECT_EQ(tracker.Find("worker", 1)->state, TaskState::kRunning) << "on_hang: flag only flags";
   EXPECT_EQ(tracker.state(), AttemptState::kRunning);
-  EXPECT_TRUE(tracker.Snapshot().dump().find("\"hung\":true") != std::string::npos);
+  EXPECT_TRUE(tracker.Snapshot().tasks[1].hung);
 
-  Json metric = Json::array({Json{{"t", 1}, {"step", 1}, {"name", "loss"}, {"value", 0.5}}});
-  ASSERT_TRUE(tracker.Heartbeat("worker", 1, {.sample = Json{{"cpu", 0.0}}, .metrics = metric}).ok());
+  std::vector<MetricPoint> metric{{1, 1, "loss", 0.5}};
+  ASSERT_TRUE(tracker.Heartbeat("worker", 1, {.sample = Cpu(0.0), .metrics = metric}).ok());
   EXPECT_FALSE(tracker.Find("worker", 1)->hung) << "a metric line is activity";
   clock.Advance(20'000);
-  ASSERT_TRUE(tracker.Heartbeat("worker", 1, {.progress = 0.3, .sample = Json{{"cpu", 0.0}}}).ok());
+  ASSERT_TRUE(tracker.Heartbeat("worker", 1, {.progress = 0.3, .sample = Cpu(0.0)}).ok());
   clock.Advance(20'000);
   tracker.Tick();
   EXPECT_FALSE(tracker.Find("worker", 1)->hung) << "so is a progress change";
@@ -294,25 +295,27 @@ TEST(AttemptTracker, HeartbeatsCarrySamplesAndMetricsToTheReport) {
   FakeClock clock;
   AttemptTracker tracker(Spec(2), "job-1", 1, {}, clock);
   StartAll(tracker);
-  HeartbeatData beat;
-  beat.sample = {{"t", 5}, {"cpu", 87.5}, {"rss", 1024}, {"progress", 0.2}};
-  beat.metrics = {{{"t", 5}, {"step", 10}, {"name", "loss"}, {"value", 0.5}}};
+  protocol::HeartbeatRequest beat;
+  beat.sample = ResourceSample{5, 87.5, 1024, 0.2, {}, {}};
+  beat.metrics = {MetricPoint{5, 10, "loss", 0.5}};
   beat.rtt_ms = 1.5;
   ASSERT_TRUE(tracker.Heartbeat("worker", 1, beat).ok());
   EXPECT_EQ(tracker.Find("worker", 1)->cpu_percent, 87.5);
-  EXPECT_EQ(tracker.Snapshot()["tasks"][1]["heartbeat_rtt_ms"], 1.5);
-  Json series = tracker.TakeSeries();
+  EXPECT_EQ(tracker.Snapshot().tasks[1].heartbeat_rtt_ms, 1.5);
+  std::vector<TaskSeries> series = tracker.TakeSeries();
   ASSERT_EQ(series.size(), 1u) << "only the task that sent something";
-  EXPECT_EQ(series[0]["index"], 1);
-  EXPECT_EQ(series[0]["samples"][0]["rss"], 1024);
-  EXPECT_EQ(series[0]["metrics"][0]["name"], "loss");
+  EXPECT_EQ(series[0].index, 1);
+  EXPECT_EQ(series[0].samples[0].rss, 1024);
+  EXPECT_EQ(series[0].metrics[0].name, "loss");
   EXPECT_TRUE(tracker.TakeSeries().empty()) << "taken once";
-  HeartbeatData flood;
-  for (size_t i = 0; i < AttemptTracker::kMaxPending + 10; ++i) flood.metrics.push_back({{"t", i}, {"name", "x"}, {"value", 1}});
+  protocol::HeartbeatRequest flood;
+  for (size_t i = 0; i < AttemptTracker::kMaxPending + 10; ++i) {
+    flood.metrics.push_back(MetricPoint{static_cast<int64_t>(i), {}, "x", 1});
+  }
   ASSERT_TRUE(tracker.Heartbeat("worker", 0, flood).ok());
-  Json bounded = tracker.TakeSeries();
-  EXPECT_EQ(bounded[0]["metrics"].size(), AttemptTracker::kMaxPending);
-  EXPECT_EQ(bounded[0]["metrics"][0]["t"], 10) << "the oldest are dropped";
+  std::vector<TaskSeries> bounded = tracker.TakeSeries();
+  EXPECT_EQ(bounded[0].metrics.size(), AttemptTracker::kMaxPending);
+  EXPECT_EQ(bounded[0].metrics[0].t, 10) << "the oldest are dropped";
 }
 
 TEST(TaskState, Moves) {
@@ -321,8 +324,8 @@ TEST(TaskState, Moves) {
   EXPECT_FALSE(CanMove(TaskState::kSucceeded, TaskState::kFailed));
   EXPECT_TRUE(CanMove(TaskState::kRegistered, TaskState::kLost));
   EXPECT_FALSE(CanMove(TaskState::kRegistered, TaskState::kSucceeded));
-  EXPECT_EQ(ParseJobState("QUEUED"), JobState::kQueued);
-  EXPECT_EQ(ParseJobState("nope"), std::nullopt);
+  EXPECT_EQ(Parse<JobState>("QUEUED"), JobState::kQueued);
+  EXPECT_EQ(Parse<JobState>("nope"), std::nullopt);
 }
 
 }  // namespace

@@ -5,8 +5,8 @@
 #include <string>
 
 #include "common/http_client.h"
-#include "master/am_protocol.h"
 #include "master/task_tokens.h"
+#include "protocol/task_messages.h"
 
 namespace shoal {
 
@@ -24,19 +24,24 @@ int MpiAgentCommand(int argc, char** argv) {
   for (int i = first + 1; i < argc; ++i) command += (command.empty() ? "" : " ") + std::string(argv[i]);
   HttpJsonClient client(std::string("http://") + am, 35'000);
   if (const char* token = std::getenv(kMpiTokenVariable); token && *token) client.set_bearer_token(token);
-  auto launched = client.Post(am_protocol::kMpiLaunch, Json{{"host", host}, {"command", command}});
+  auto launched = client.Post(protocol::kMpiLaunchPath, protocol::Encode(protocol::MpiLaunchRequest{host, command}));
   if (!launched.ok()) {
     std::fprintf(stderr, "shoal mpi-agent: %s\n", launched.status().message().c_str());
     return 1;
   }
   while (true) {
-    auto waited = client.Get(std::string(am_protocol::kMpiWait) + "?host=" + UrlEncode(host) + "&wait_ms=30000");
+    auto waited = client.Get(std::string(protocol::kMpiWaitPath) + "?host=" + UrlEncode(host) + "&wait_ms=30000");
     if (!waited.ok()) {
       if (waited.status().code() == StatusCode::kTimeout) continue;
       std::fprintf(stderr, "shoal mpi-agent: %s\n", waited.status().message().c_str());
       return 1;
     }
-    if (waited->value("done", false)) return waited->value("exit_code", 1);
+    auto reply = protocol::Decode<protocol::MpiWaitReply>(*waited);
+    if (!reply.ok()) {
+      std::fprintf(stderr, "shoal mpi-agent: %s\n", reply.status().message().c_str());
+      return 1;
+    }
+    if (reply->done) return reply->exit_code;
   }
 }
 

@@ -10,6 +10,7 @@
 #include "server/log_files.h"
 #include "server/metrics_page.h"
 #include "server/stack_capture.h"
+#include "protocol/attempt_messages.h"
 #include "spec/spec_parser.h"
 
 namespace shoal {
@@ -55,10 +56,22 @@ Result<Json> JobFor(JobManager& jobs, const std::optional<Caller>& caller, JobAc
   return detail;
 }
 
-// The server's own calls (AMs, shutdown) need the server's token or an administrator's.
+// The server's own calls (shutdown) need the server's token or an administrator's.
 Status RequireAdmin(const std::optional<Caller>& caller, const std::string& what) {
   if (caller && caller->admin) return Status::Ok();
   return PermissionDenied("only the server's token or an administrator may " + what);
+}
+
+// An attempt's /internal/ routes: its AM (with that attempt's token) or an administrator.
+Result<std::pair<std::string, int>> RequireAttempt(const std::optional<Caller>& caller, const httplib::Request& req,
+                                                   const std::string& what) {
+  std::string id = std::string(req.matches[1]);
+  std::string number = std::string(req.matches[2]);
+  if (number.size() > 6) return NotFound("job '" + id + "' has no attempt " + number);
+  int attempt = std::stoi(number);
+  if (caller && (caller->admin || caller->attempt == std::make_pair(id, attempt))) return std::make_pair(id, attempt);
+  return PermissionDenied("only the application master of " + id + " attempt " + number +
+                          " (with that attempt's token) or an administrator may " + what);
 }
 
 int64_t Int64Param(const httplib::Request& req, const char* name) {
@@ -107,7 +120,9 @@ void SendRawLog(JobManager& jobs, const std::optional<Caller>& caller, const htt
 void InstallApi(httplib::Server& http, ApiContext ctx) {
   JobManager& jobs = ctx.jobs;
   const ServerAuth& auth = ctx.auth;
-  auto caller = [&auth](const httplib::Request& req) { return auth.Identify(req.get_header_value("Authorization")); };
+  auto caller = [&auth](const httplib::Request& req) {
+    return auth.Identify(req.get_header_value("Authorization"), req.path);
+  };
   http.Get("/api/v1/health", RouteJson([ctx](const httplib::Request&) -> Result<Json> {
     return Json{{"ok", true}, {"backend", ctx.backend_name}, {"pid", getpid()}};
   }));
@@ -123,7 +138,7 @@ void InstallApi(httplib::Server& http, ApiContext ctx) {
     filter.state = OptionalParam(req, "state");
     filter.user = OptionalParam(req, "user");
     filter.name = OptionalParam(req, "name");
-    if (filter.state && !ParseJobState(*filter.state)) {
+    if (filter.state && !Parse<JobState>(*filter.state)) {
       return InvalidArgument("state '" + *filter.state + "' is not a job state; use QUEUED, RUNNING, SUCCEEDED, FAILED or KILLED");
     }
     filter.limit = IntParam(req, "limit", 50, 1, 1000);
@@ -156,7 +171,7 @@ void InstallApi(httplib::Server& http, ApiContext ctx) {
   }));
   http.Post(R"(/api/v1/jobs/([^/]+)/stack)", RouteJson([&jobs, &auth, caller](const httplib::Request& req) -> Result<Json> {
     RETURN_IF_ERROR(JobFor(jobs, caller(req), JobAction::kChange, req).status());
-    return CaptureStacks(jobs, std::string(req.matches[1]), auth.token());
+    return CaptureStacks(jobs, std::string(req.matches[1]), auth);
   }));
   http.Post(R"(/api/v1/jobs/([^/]+)/save-model)", RouteJson([&jobs, caller](const httplib::Request& req) -> Result<Json> {
     RETURN_IF_ERROR(JobFor(jobs, caller(req), JobAction::kChange, req).status());
@@ -178,13 +193,14 @@ void InstallApi(httplib::Server& http, ApiContext ctx) {
 
   // The AMs' side.
   http.Get(R"(/internal/v1/jobs/([^/]+)/attempts/([0-9]+))", RouteJson([&jobs, caller](const httplib::Request& req) -> Result<Json> {
-    RETURN_IF_ERROR(RequireAdmin(caller(req), "read an attempt's full spec"));
-    return jobs.AttemptForAm(std::string(req.matches[1]), std::atoi(std::string(req.matches[2]).c_str()));
+    ASSIGN_OR_RETURN(auto attempt, RequireAttempt(caller(req), req, "read an attempt's full spec"));
+    return jobs.AttemptForAm(attempt.first, attempt.second);
   }));
   http.Post(R"(/internal/v1/jobs/([^/]+)/attempts/([0-9]+)/report)", RouteJson([&jobs, caller](const httplib::Request& req) -> Result<Json> {
-    RETURN_IF_ERROR(RequireAdmin(caller(req), "report for an attempt"));
+    ASSIGN_OR_RETURN(auto attempt, RequireAttempt(caller(req), req, "report for an attempt"));
     ASSIGN_OR_RETURN(Json body, ParseBody(req));
-    return jobs.Report(std::string(req.matches[1]), std::atoi(std::string(req.matches[2]).c_str()), body);
+    ASSIGN_OR_RETURN(protocol::AttemptReport report, protocol::Decode<protocol::AttemptReport>(body));
+    return jobs.Report(attempt.first, attempt.second, std::move(report));
   }));
   http.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
     if (res.body.empty()) {

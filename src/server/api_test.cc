@@ -96,7 +96,7 @@ TEST_P(ApiTest, RefusesMalformedBodiesAndUnknownJobsWithClear4xx) {
       {"GET", "/api/v1/jobs/job-42/logs/search?q=x", "", 404, "no job"},
       {"GET", "/api/v1/jobs?state=DANCING", "", 400, "not a job state"},
       {"POST", "/internal/v1/jobs/job-42/attempts/1/report", R"({"tasks": []})", 404, "no attempt 1"},
-      {"POST", "/internal/v1/jobs/job-42/attempts/1/report", R"({"tasks": 3})", 400, "\"tasks\""},
+      {"POST", "/internal/v1/jobs/job-42/attempts/1/report", R"({"tasks": 3})", 400, "report.tasks must be an array"},
       {"GET", "/api/v2/anything", "", 404, "no route"},
   };
   for (const Case& c : cases) {

@@ -3,9 +3,9 @@
 #include <algorithm>
 
 #include "common/files.h"
+#include "common/paths.h"
 #include "common/log.h"
 #include "runtime/framework.h"
-#include "server/attempt_report.h"
 #include "server/saved_models.h"
 
 namespace shoal {
@@ -22,7 +22,8 @@ JobManager::~JobManager() { Stop(); }
 
 AttemptLaunch JobManager::LaunchFor(const JobRecord& job) const {
   const AttemptRecord& attempt = job.attempts.back();
-  return AttemptLaunch{job.id, attempt.number, server_url_, attempt.dir, job.spec};
+  std::string token = attempt_tokens_ ? attempt_tokens_(job.id, attempt.number) : "";
+  return AttemptLaunch{job.id, attempt.number, server_url_, attempt.dir, job.spec, token, ServerInfoPath(home_)};
 }
 
 Status JobManager::Start() {
@@ -194,12 +195,13 @@ Result<Json> JobManager::AttemptForAm(const std::string& id, int attempt) {
   if (!job || job->attempts.empty() || job->attempts.back().number != attempt) {
     return NotFound("job '" + id + "' has no running attempt " + std::to_string(attempt));
   }
-  return Json{{"spec", ToJson(job->spec)}, {"task_gpus", job->attempts.back().task_gpus}};
+  return protocol::Encode(protocol::AttemptFetchReply{job->spec, job->attempts.back().task_gpus});
 }
 
-Result<Json> JobManager::Report(const std::string& id, int attempt_number, const Json& body) {
-  ASSIGN_OR_RETURN(AttemptReport report, ParseAttemptReport(body));
-  for (double rtt_ms : report.heartbeat_rtts_ms) heartbeat_rtt_.Observe(rtt_ms / 1000.0);
+Result<Json> JobManager::Report(const std::string& id, int attempt_number, protocol::AttemptReport report) {
+  for (const auto& task : report.tasks) {
+    if (task.heartbeat_rtt_ms >= 0) heartbeat_rtt_.Observe(task.heartbeat_rtt_ms / 1000.0);  // < 0: none yet
+  }
   std::lock_guard lock(mutex_);
   JobRecord* job = FindLive(id);
   if (!job || job->attempts.empty() || job->attempts.back().number != attempt_number) {
@@ -214,20 +216,20 @@ Result<Json> JobManager::Report(const std::string& id, int attempt_number, const
   attempt.am_addr = report.am_addr.value_or(attempt.am_addr);
   attempt.final_reported = attempt.final_reported || report.final;
   if (report.board_url) attempt.board_url = *report.board_url;
-  for (const SavedModelUpdate& update : report.saved_models) {
+  for (const protocol::SavedModelUpdate& update : report.saved_models) {
     ApplySavedModelUpdate(attempt.saved_models, update, clock_.WallMillis());
   }
   double sum = 0;
   int workers = 0;
-  for (const Json& task : attempt.tasks) {
-    if (task.value("service", false)) continue;
-    sum += task.value("progress", 0.0);  // ParseAttemptReport checked the types
+  for (const auto& task : attempt.tasks) {
+    if (task.service) continue;
+    sum += task.progress;
     ++workers;
   }
   job->progress = workers ? sum / workers : 0;
   if (!job->kill_requested) job->message = attempt.message;
   Changed(*job);
-  return Json{{"save_requests", PendingSaveRequests(attempt.saved_models)}};
+  return Json{{"save_requests", PendingSaveRequests(attempt.saved_models)}};  // protocol::ReportReply's form
 }
 
 Result<Json> JobManager::SaveModel(const std::string& id) {
@@ -273,9 +275,7 @@ Result<JobMetrics> JobManager::Metrics() {
   metrics.queue_length = static_cast<int64_t>(queue_.size());
   for (const auto& [id, job] : live_) {
     if (job.state != JobState::kRunning || job.attempts.empty()) continue;
-    for (const Json& task : job.attempts.back().tasks) {
-      ++metrics.tasks_by_state[task.value("state", "UNKNOWN")];  // ParseAttemptReport checked the types
-    }
+    for (const auto& task : job.attempts.back().tasks) ++metrics.tasks_by_state[Name(task.state)];
   }
   return metrics;
 }
@@ -307,19 +307,18 @@ void JobManager::Release(const std::string& id) {
 
 void JobManager::EndAttempt(JobRecord& job, const ExitInfo& am_exit, const std::string& cluster_failure) {
   AttemptRecord& attempt = job.attempts.back();
-  bool reported_end = attempt.final_reported &&
-                      (attempt.state == "SUCCEEDED" || attempt.state == "FAILED" || attempt.state == "KILLED");
+  bool reported_end = attempt.final_reported && IsFinal(attempt.state);
   if (!cluster_failure.empty() && !job.kill_requested) {
     // The cluster ended the attempt (a node failed, preemption): whatever the AM said as
     // it was stopped, the attempt failed and may be retried.
-    attempt.state = "FAILED";
+    attempt.state = AttemptState::kFailed;
     attempt.message = cluster_failure;
   } else if (!reported_end) {
     if (job.kill_requested) {
-      attempt.state = "KILLED";
+      attempt.state = AttemptState::kKilled;
       attempt.message = "killed by the user";
     } else {
-      attempt.state = "FAILED";
+      attempt.state = AttemptState::kFailed;
       if (!attempt.message.starts_with("lost:")) {
         attempt.message = "the application master ended (" + am_exit.Describe() +
                           ") before the attempt finished; see " + attempt.dir + "/am.log";
@@ -327,13 +326,21 @@ void JobManager::EndAttempt(JobRecord& job, const ExitInfo& am_exit, const std::
     }
   }
   attempt.finished_ms = clock_.WallMillis();
+  // Whatever the AM last reported, the attempt is over: none of its tasks still runs.
+  for (auto& task : attempt.tasks) {
+    if (IsFinal(task.state)) continue;
+    task.state = job.kill_requested ? TaskState::kKilled : TaskState::kLost;
+    task.message = job.kill_requested ? "killed by the user"
+                                      : "the application master ended before this task did (" + am_exit.Describe() + ")";
+    if (task.finished_ms == 0) task.finished_ms = attempt.finished_ms;
+  }
   handles_.erase(job.id);
   Release(job.id);
   job.message = attempt.message;
-  if (attempt.state == "SUCCEEDED") {
+  if (attempt.state == AttemptState::kSucceeded) {
     job.state = JobState::kSucceeded;
     job.progress = 1.0;
-  } else if (job.kill_requested || attempt.state == "KILLED") {
+  } else if (job.kill_requested || attempt.state == AttemptState::kKilled) {
     job.state = JobState::kKilled;
     job.message = attempt.message.empty() ? "killed" : attempt.message;
   } else if (static_cast<int>(job.attempts.size()) < job.spec.max_attempts) {
@@ -397,7 +404,7 @@ void JobManager::AdmitQueued() {
     if (job.started_ms == 0) job.started_ms = attempt.started_ms;
     auto handle = backend_.StartAttempt(LaunchFor(job));
     if (!handle.ok()) {
-      job.attempts.back().state = "FAILED";
+      job.attempts.back().state = AttemptState::kFailed;
       job.attempts.back().message = handle.status().message();
       job.attempts.back().final_reported = true;
       job.state = JobState::kFailed;

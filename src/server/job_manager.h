@@ -9,12 +9,15 @@
 //  - A job's attempt ends only when its AM has ended; then whatever is left of the
 //    attempt is swept, its resources are freed, and the job is retried, finished or killed.
 //  - Every change bumps the job's version and wakes Get() callers waiting on it.
-//  - Report applies an AM's report all or nothing (server/attempt_report.h): the task
-//    snapshot, the series (appended to the SeriesStore, never to the job's row), the
+//  - Report applies an AM's report (protocol/attempt_messages.h) all or nothing: the task
+//    views, the series (appended to the SeriesStore, never to the job's row), the
 //    board URL and saved-model states; its reply lists the save requests still pending.
 //  - SaveModel records a save request on the running attempt (409 when not running).
 //  - Start() re-attaches RUNNING jobs whose AM is still alive; attempts whose AM is gone
 //    are failed ("lost when the server restarted") and retried if attempts remain.
+//  - When an attempt ends, no task of it is left RUNNING: a task its AM did not see end
+//    is LOST ("the application master ended before this task did"), or KILLED when the
+//    job was killed.
 // Thread-safety: all public methods are safe from any thread (one mutex, GUARDED_BY in
 // comments); the scheduler runs on its own thread.
 #pragma once
@@ -33,6 +36,7 @@
 #include "server/histogram.h"
 #include "server/job_store.h"
 #include "server/series_store.h"
+#include "protocol/attempt_messages.h"
 
 namespace shoal {
 
@@ -68,7 +72,10 @@ class JobManager {
 
   // For AMs. The reply: {"save_requests": [{name, requested_ms}]} still pending.
   Result<Json> AttemptForAm(const std::string& id, int attempt);
-  Result<Json> Report(const std::string& id, int attempt, const Json& report);
+  Result<Json> Report(const std::string& id, int attempt, protocol::AttemptReport report);
+  // How attempts' tokens are made (ServerAuth::AttemptToken); set before Start(). Without
+  // it AMs get no token (tests whose AMs never call the server).
+  void set_attempt_tokens(std::function<std::string(const std::string&, int)> tokens) { attempt_tokens_ = std::move(tokens); }
 
   // The log file of one task; attempt 0 means the latest.
   Result<std::string> LogPath(const std::string& id, int attempt, const std::string& role, int index);
@@ -104,6 +111,7 @@ class JobManager {
   std::thread scheduler_;
   int background_running_ = 0;                       // GUARDED_BY(mutex_)
   Histogram heartbeat_rtt_;                          // thread-safe itself
+  std::function<std::string(const std::string&, int)> attempt_tokens_;
 };
 
 }  // namespace shoal

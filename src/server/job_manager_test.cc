@@ -37,7 +37,7 @@ class JobManagerTest : public ::testing::Test {
     return false;
   }
   void ReportEnd(const std::string& id, int attempt, const std::string& state) {
-    ASSERT_TRUE(manager_->Report(id, attempt, Json{{"state", state}, {"message", state == "FAILED" ? "task worker[0] failed: exit code 1" : ""},
+    ASSERT_TRUE(ReportJson(*manager_, id, attempt, Json{{"state", state}, {"message", state == "FAILED" ? "task worker[0] failed: exit code 1" : ""},
                                                    {"tasks", Json::array()}, {"final", true}})
                     .ok());
     backend_.Finish(id + "/" + std::to_string(attempt), ExitInfo{state == "SUCCEEDED" ? 0 : 1, 0});
@@ -140,7 +140,7 @@ TEST_F(JobManagerTest, GetWaitsForANewVersion) {
   int64_t version = manager_->Get(id, 0, 0).value()["version"];
   std::thread reporter([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    ASSERT_TRUE(manager_->Report(id, 1, Json{{"state", "RUNNING"}, {"tasks", Json::array()}}).ok());
+    ASSERT_TRUE(ReportJson(*manager_, id, 1, Json{{"state", "RUNNING"}, {"tasks", Json::array()}}).ok());
   });
   Json newer = manager_->Get(id, version, 5000).value();
   reporter.join();
@@ -173,10 +173,10 @@ TEST_F(JobManagerTest, ReportsAppendSeriesServedPerAttempt) {
     "series": [{"role": "worker", "index": 0, "samples": [{"t": 1, "cpu": 80, "rss": 1048576, "progress": 0.5}],
                 "metrics": [{"t": 1, "step": 10, "name": "loss", "value": 0.31}]}]})");
   report["tasks"] = Json::array({RunningTask(0, 1.5), RunningTask(1, 3)});
-  ASSERT_TRUE(manager_->Report(id, 1, report).ok());
+  ASSERT_TRUE(ReportJson(*manager_, id, 1, report).ok());
   report["series"][0]["metrics"][0]["step"] = 20;
   report["series"][0]["samples"] = Json::array();
-  ASSERT_TRUE(manager_->Report(id, 1, report).ok());
+  ASSERT_TRUE(ReportJson(*manager_, id, 1, report).ok());
 
   Json series = manager_->Series(id, 0, {}).value();
   EXPECT_EQ(series["attempt"], 1);
@@ -205,7 +205,7 @@ TEST_F(JobManagerTest, AMalformedReportChangesNothing) {
   ASSERT_TRUE(Eventually([&] { return State(id) == "RUNNING"; }));
   int64_t version = manager_->Get(id, 0, 0).value()["version"];
   Json report{{"state", "FAILED"}, {"tasks", Json::array()}, {"series", Json::array({Json{{"role", "worker"}}})}};
-  auto reply = manager_->Report(id, 1, report);
+  auto reply = ReportJson(*manager_, id, 1, report);
   ASSERT_FALSE(reply.ok());
   EXPECT_EQ(reply.status().code(), StatusCode::kInvalidArgument);
   Json detail = manager_->Get(id, 0, 0).value();
@@ -226,11 +226,11 @@ TEST_F(JobManagerTest, SaveModelRecordsARequestOnTheRunningAttempt) {
   ASSERT_EQ(detail["saved_models"].size(), 1u);
   EXPECT_EQ(detail["saved_models"][0]["name"], entry["name"]);
   EXPECT_EQ(detail["saved_models"][0]["attempt"], 1);
-  Json reply = manager_->Report(queued_spec, 1, Json{{"tasks", Json::array()}}).value();
+  Json reply = ReportJson(*manager_, queued_spec, 1, Json{{"tasks", Json::array()}}).value();
   ASSERT_EQ(reply["save_requests"].size(), 1u) << "the AM learns of the request from the reply";
   Json saved{{"tasks", Json::array()},
              {"saved_models", Json::array({Json{{"name", entry["name"]}, {"state", "saved"}, {"uri", "file:///m"}}})}};
-  EXPECT_TRUE(manager_->Report(queued_spec, 1, saved).value()["save_requests"].empty());
+  EXPECT_TRUE(ReportJson(*manager_, queued_spec, 1, saved).value()["save_requests"].empty());
   EXPECT_EQ(manager_->Get(queued_spec, 0, 0).value()["saved_models"][0]["state"], "saved");
 
   ReportEnd(queued_spec, 1, "SUCCEEDED");

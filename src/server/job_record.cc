@@ -13,17 +13,19 @@ int64_t JobSeqFromId(const std::string& id) {
 }
 
 Json ToJson(const AttemptRecord& a) {
-  return Json{{"number", a.number},         {"state", a.state},         {"message", a.message},
+  Json tasks = Json::array();
+  for (const auto& task : a.tasks) tasks.push_back(protocol::Encode(task));
+  return Json{{"number", a.number},         {"state", Name(a.state)},   {"message", a.message},
               {"started_ms", a.started_ms}, {"finished_ms", a.finished_ms}, {"backend_id", a.backend_id},
               {"am_addr", a.am_addr},       {"dir", a.dir},             {"task_gpus", a.task_gpus},
-              {"tasks", a.tasks},           {"final_reported", a.final_reported}, {"board_url", a.board_url},
+              {"tasks", tasks},           {"final_reported", a.final_reported}, {"board_url", a.board_url},
               {"saved_models", a.saved_models}};
 }
 
 AttemptRecord AttemptFromJson(const Json& j) {
   AttemptRecord a;
   a.number = j.value("number", 1);
-  a.state = j.value("state", "FAILED");
+  a.state = Parse<AttemptState>(j.value("state", "")).value_or(AttemptState::kFailed);
   a.message = j.value("message", "");
   a.started_ms = j.value("started_ms", int64_t{0});
   a.finished_ms = j.value("finished_ms", int64_t{0});
@@ -31,7 +33,13 @@ AttemptRecord AttemptFromJson(const Json& j) {
   a.am_addr = j.value("am_addr", "");
   a.dir = j.value("dir", "");
   a.task_gpus = j.value("task_gpus", std::vector<std::vector<int>>{});
-  a.tasks = j.value("tasks", Json::array());
+  const Json tasks = j.value("tasks", Json::array());
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    // The history holds what this server wrote; a damaged entry is left out, not fatal.
+    if (auto task = protocol::DecodeTaskView(tasks[i], "tasks[" + std::to_string(i) + "]"); task.ok()) {
+      a.tasks.push_back(std::move(task).value());
+    }
+  }
   a.final_reported = j.value("final_reported", false);
   a.board_url = j.value("board_url", "");
   a.saved_models = j.value("saved_models", Json::array());

@@ -1,5 +1,6 @@
 // JobRecord: everything the server knows about one job, as kept in memory and stored in
-// the job history. Attempts keep the last task snapshot their AM reported.
+// the job history. Attempts keep the last task views their AM reported (typed: JSON is
+// only the form they take in the job history and in the API's detail).
 // Thread-safety: a value type; the JobManager guards the live ones.
 #pragma once
 
@@ -8,14 +9,15 @@
 #include <vector>
 
 #include "common/json.h"
-#include "master/task_state.h"
+#include "protocol/attempt_messages.h"
+#include "protocol/states.h"
 #include "spec/job_spec.h"
 
 namespace shoal {
 
 struct AttemptRecord {
   int number = 1;
-  std::string state = "STARTING";  // AttemptState name
+  AttemptState state = AttemptState::kStarting;
   std::string message;
   int64_t started_ms = 0;
   int64_t finished_ms = 0;
@@ -23,7 +25,7 @@ struct AttemptRecord {
   std::string am_addr;
   std::string dir;
   std::vector<std::vector<int>> task_gpus;
-  Json tasks = Json::array();
+  std::vector<protocol::TaskView> tasks;  // as its AM last reported them
   bool final_reported = false;
   std::string board_url;                 // the job's board (TensorBoard...), as the AM reports it
   Json saved_models = Json::array();     // server/saved_models.h

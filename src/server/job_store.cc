@@ -14,7 +14,7 @@ JobRecord FromDetail(int64_t seq, const Json& detail) {
   job.seq = seq;
   job.id = JobIdFor(seq);
   job.spec = JobSpecFromJson(detail.at("spec"));
-  job.state = ParseJobState(detail.value("state", "FAILED")).value_or(JobState::kFailed);
+  job.state = Parse<JobState>(detail.value("state", "FAILED")).value_or(JobState::kFailed);
   job.message = detail.value("message", "");
   job.created_ms = detail.value("created_ms", int64_t{0});
   job.started_ms = detail.value("started_ms", int64_t{0});

@@ -27,7 +27,7 @@ TEST(JobStore, PersistsAcrossReopenAndFilters) {
     EXPECT_EQ(a.id, "job-1");
     EXPECT_EQ(c.id, "job-3");
     b.state = JobState::kSucceeded;
-    b.attempts.push_back(AttemptRecord{.number = 1, .state = "SUCCEEDED"});
+    b.attempts.push_back(AttemptRecord{.number = 1, .state = AttemptState::kSucceeded});
     ASSERT_TRUE((*store)->Update(b).ok());
   }
   auto store = JobStore::Open(path);

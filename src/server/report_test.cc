@@ -1,10 +1,15 @@
 #include <gtest/gtest.h>
 
-#include "server/attempt_report.h"
+#include "protocol/attempt_messages.h"
 #include "server/saved_models.h"
 
 namespace shoal {
 namespace {
+
+using protocol::AttemptReport;
+using protocol::SavedModelUpdate;
+
+Result<AttemptReport> ParseAttemptReport(const Json& json) { return protocol::Decode<AttemptReport>(json); }
 
 TEST(AttemptReport, ParsesTheOptionalFields) {
   auto report = ParseAttemptReport(Json::parse(R"({"state": "RUNNING", "final": false,
@@ -12,32 +17,33 @@ TEST(AttemptReport, ParsesTheOptionalFields) {
     "board_url": "http://host:6006/", "series": [{"role": "worker", "index": 0, "metrics": [{"t": 1, "name": "loss", "value": 1}]}],
     "saved_models": [{"name": "20260101-000000", "state": "saved", "uri": "s3://b/m"}]})"));
   ASSERT_TRUE(report.ok()) << report.status().ToString();
-  EXPECT_EQ(*report->state, "RUNNING");
+  EXPECT_EQ(*report->state, AttemptState::kRunning);
   EXPECT_FALSE(report->message.has_value());
-  EXPECT_EQ(report->heartbeat_rtts_ms, std::vector<double>{2.5});
+  EXPECT_EQ(report->tasks[0].heartbeat_rtt_ms, 2.5);
   EXPECT_EQ(*report->board_url, "http://host:6006/");
   EXPECT_EQ(report->series.size(), 1u);
   ASSERT_EQ(report->saved_models.size(), 1u);
   EXPECT_EQ(report->saved_models[0].uri, "s3://b/m");
-  EXPECT_EQ(report->tasks[0]["cpu"], 10) << "task fields pass through";
+  EXPECT_EQ(report->tasks[0].cpu, 10) << "task fields are read";
+  EXPECT_EQ(report->tasks[1].heartbeat_rtt_ms, -1) << "absent: no round trip yet";
   EXPECT_FALSE(ParseAttemptReport(Json{{"tasks", Json::array()}})->board_url.has_value());
-  EXPECT_TRUE(ParseAttemptReport(Json::parse(R"({"tasks": [{"heartbeat_rtt_ms": -1}]})"))->heartbeat_rtts_ms.empty())
-      << "-1: no round trip yet";
   EXPECT_EQ(*ParseAttemptReport(Json{{"tasks", Json::array()}, {"board_url", nullptr}})->board_url, "");
 }
 
 TEST(AttemptReport, RefusesMalformedReportsNamingTheField) {
   const char* bad[][2] = {
       {R"([])", "JSON object"},
-      {R"({})", "\"tasks\""},
-      {R"({"tasks": [1]})", "tasks[0] must be an object"},
-      {R"({"tasks": [{"progress": "half"}]})", "progress"},
-      {R"({"tasks": [{"heartbeat_rtt_ms": "fast"}]})", "heartbeat_rtt_ms"},
-      {R"({"tasks": [], "state": 3})", "\"state\""},
-      {R"({"tasks": [], "final": "yes"})", "\"final\""},
+      {R"({})", "report.tasks is missing"},
+      {R"({"tasks": [1]})", "report.tasks[0] must be a JSON object"},
+      {R"({"tasks": [{"role": "w", "index": 0, "progress": "half"}]})", "report.tasks[0].progress"},
+      {R"({"tasks": [{"role": "w", "index": 0, "heartbeat_rtt_ms": "fast"}]})", "report.tasks[0].heartbeat_rtt_ms"},
+      {R"({"tasks": [{"index": 0}]})", "report.tasks[0].role is missing"},
+      {R"({"tasks": [], "state": 3})", "report.state must be one of"},
+      {R"({"tasks": [], "state": "DONE"})", "report.state must be one of"},
+      {R"({"tasks": [], "final": "yes"})", "report.final"},
       {R"j({"tasks": [], "board_url": "javascript:alert(1)"})j", "http://"},
       {R"({"tasks": [], "series": [{"role": "w", "index": 0, "samples": [{"t": 1}]}]})", "\"cpu\""},
-      {R"({"tasks": [], "saved_models": [{"name": "a", "state": "lost"}]})", "\"state\""},
+      {R"({"tasks": [], "saved_models": [{"name": "a", "state": "lost"}]})", "report.saved_models[0].state"},
   };
   for (const auto& [json, field] : bad) {
     auto report = ParseAttemptReport(Json::parse(json));
@@ -56,11 +62,11 @@ TEST(SavedModels, NamesRequestsByTimeAndTracksTheirState) {
   EXPECT_EQ(entries[1]["name"], "20260101-000000-2") << "two requests within one second";
   EXPECT_EQ(entries[0]["state"], "requested");
   EXPECT_EQ(PendingSaveRequests(entries).size(), 2u);
-  ApplySavedModelUpdate(entries, SavedModelUpdate{"20260101-000000", "saved", "file:///models/a", ""}, now + 9000);
+  ApplySavedModelUpdate(entries, SavedModelUpdate{"20260101-000000", SaveState::kSaved, "file:///models/a", ""}, now + 9000);
   EXPECT_EQ(entries[0]["state"], "saved");
   EXPECT_EQ(entries[0]["uri"], "file:///models/a");
   EXPECT_EQ(PendingSaveRequests(entries), Json::parse(R"([{"name": "20260101-000000-2", "requested_ms": 1767225600500}])"));
-  ApplySavedModelUpdate(entries, SavedModelUpdate{"final", "uploading", "", ""}, now);
+  ApplySavedModelUpdate(entries, SavedModelUpdate{"final", SaveState::kUploading, "", ""}, now);
   EXPECT_EQ(entries.size(), 3u) << "a save the AM started itself is listed too";
 }
 

@@ -15,12 +15,12 @@
 #include <cstdint>
 
 #include "common/json.h"
-#include "server/attempt_report.h"
+#include "protocol/task_messages.h"
 
 namespace shoal {
 
 Json NewSaveRequest(const Json& entries, int64_t now_ms);
-void ApplySavedModelUpdate(Json& entries, const SavedModelUpdate& update, int64_t now_ms);
+void ApplySavedModelUpdate(Json& entries, const protocol::SavedModelUpdate& update, int64_t now_ms);
 Json PendingSaveRequests(const Json& entries);
 
 }  // namespace shoal

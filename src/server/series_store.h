@@ -19,7 +19,7 @@
 #include <tuple>
 #include <vector>
 
-#include "server/series.h"
+#include "protocol/series.h"
 
 struct sqlite3;
 

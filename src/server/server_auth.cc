@@ -61,4 +61,28 @@ std::optional<Caller> ServerAuth::Identify(const std::string& authorization) con
   return std::nullopt;
 }
 
+std::string ServerAuth::AttemptToken(const std::string& job_id, int attempt) const {
+  return HmacSha256Hex(token_, "attempt " + job_id + "/" + std::to_string(attempt));
+}
+
+std::optional<Caller> ServerAuth::Identify(const std::string& authorization, const std::string& path) const {
+  if (auto caller = Identify(authorization)) return caller;
+  static constexpr std::string_view kPrefix = "/internal/v1/jobs/";
+  static constexpr std::string_view kBearer = "Bearer ";
+  if (!path.starts_with(kPrefix) || !authorization.starts_with(kBearer)) return std::nullopt;
+  // /internal/v1/jobs/<job>/attempts/<n>[/...]
+  std::string rest = path.substr(kPrefix.size());
+  size_t slash = rest.find('/');
+  if (slash == std::string::npos || rest.compare(slash, 10, "/attempts/") != 0) return std::nullopt;
+  std::string job = rest.substr(0, slash);
+  std::string number = rest.substr(slash + 10);
+  number = number.substr(0, number.find('/'));
+  if (job.empty() || number.empty() || number.size() > 6 || number.find_first_not_of("0123456789") != std::string::npos) {
+    return std::nullopt;
+  }
+  int attempt = std::stoi(number);
+  if (!SecretEquals(authorization.substr(kBearer.size()), AttemptToken(job, attempt))) return std::nullopt;
+  return Caller{"", false, std::make_pair(job, attempt)};
+}
+
 }  // namespace shoal

@@ -9,6 +9,9 @@
 //    changes) gives each user a token of their own and says who is an administrator.
 //  - Identify() maps an Authorization header ("Bearer <token>") to a Caller; an absent or
 //    unknown token identifies nobody. Tokens are compared in constant time.
+//  - An AM holds only its attempt's token (AttemptToken), valid for that attempt's
+//    /internal/ routes (fetching the attempt, reporting) and nothing else; the server's own
+//    token never leaves the server process.
 //  - Requires() says whether a request must carry a valid token. State-changing calls
 //    (anything but GET and HEAD) to /api/ and /internal/ always do. Reads (/api/ GETs,
 //    /metrics) do only when the server listens beyond loopback. GET /api/v1/health, the
@@ -17,6 +20,7 @@
 #pragma once
 
 #include <memory>
+#include <utility>
 #include <optional>
 #include <string>
 
@@ -30,6 +34,8 @@ bool IsLoopbackHost(const std::string& host);
 struct Caller {
   std::string user;
   bool admin = false;
+  // Set for an AM's attempt token: it speaks for that attempt's /internal/ routes only.
+  std::optional<std::pair<std::string, int>> attempt;  // (job id, attempt number)
 };
 
 class UserTokens;
@@ -47,6 +53,12 @@ class ServerAuth {
   bool Requires(const std::string& method, const std::string& path) const;
   // `authorization` is the request's Authorization header ("" when absent).
   std::optional<Caller> Identify(const std::string& authorization) const;
+  // The same, and also an AM's attempt token when `path` is one of that attempt's
+  // /internal/v1/jobs/J/attempts/N routes.
+  std::optional<Caller> Identify(const std::string& authorization, const std::string& path) const;
+  // The token of one attempt: HMAC-SHA256 of "attempt J/N" under the server's token, so it
+  // survives server restarts without being stored, and reveals nothing of the server's.
+  std::string AttemptToken(const std::string& job_id, int attempt) const;
 
  private:
   ServerAuth(std::string token, bool loopback, std::string owner, std::shared_ptr<UserTokens> users);

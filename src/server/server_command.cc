@@ -129,8 +129,7 @@ int ServerCommand(int argc, char** argv) {
     std::fprintf(stderr, "shoal server: %s\n", auth.status().message().c_str());
     return 1;
   }
-  // The AMs this server starts inherit the token to authorise their reports.
-  setenv("SHOAL_SERVER_TOKEN", auth->token().c_str(), 1);
+  // The server's token stays in this process: AMs get tokens of their own attempt only.
   if (!auth->loopback()) {
     std::fprintf(stderr, "shoal server: listening beyond loopback on %s: requests need the token in %s\n", host.c_str(),
                  TokenPath(home).c_str());
@@ -160,6 +159,7 @@ int ServerCommand(int argc, char** argv) {
     backend = std::make_unique<LocalBackend>(capacity, SelfExecutable(), RealProcessLauncher::Instance());
   }
   JobManager jobs(**store, **series, *backend, SystemClock::Instance(), url, home);
+  jobs.set_attempt_tokens([&auth](const std::string& job, int attempt) { return auth->AttemptToken(job, attempt); });
   if (Status s = jobs.Start(); !s.ok()) {
     std::fprintf(stderr, "shoal server: %s\n", s.message().c_str());
     return 1;

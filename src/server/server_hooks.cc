@@ -20,7 +20,7 @@ void InstallServerHooks(httplib::Server& http, const ServerAuth& auth, RequestMe
   http.set_tcp_nodelay(true);
   http.set_pre_routing_handler([&auth, token_path](const httplib::Request& req, httplib::Response& res) {
     request_started = std::chrono::steady_clock::now();
-    if (!auth.Requires(req.method, req.path) || auth.Identify(req.get_header_value("Authorization"))) {
+    if (!auth.Requires(req.method, req.path) || auth.Identify(req.get_header_value("Authorization"), req.path)) {
       return httplib::Server::HandlerResponse::Unhandled;
     }
     std::string what = auth.loopback() ? "changes state" : "goes to a server that listens beyond loopback";

@@ -15,10 +15,11 @@
 #include "common/json.h"
 #include "common/status.h"
 #include "server/job_manager.h"
+#include "server/server_auth.h"
 
 namespace shoal {
 
-// `server_token` proves to the AM that the server asks (AMs hold the same token).
-Result<Json> CaptureStacks(JobManager& jobs, const std::string& id, const std::string& server_token);
+// The attempt's token (auth.AttemptToken) proves to the AM that its server asks.
+Result<Json> CaptureStacks(JobManager& jobs, const std::string& id, const ServerAuth& auth);
 
 }  // namespace shoal

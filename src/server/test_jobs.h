@@ -13,6 +13,12 @@
 
 namespace shoal {
 
+// An AM's report given as JSON, decoded as the API route decodes it.
+inline Result<Json> ReportJson(JobManager& manager, const std::string& id, int attempt, const Json& body) {
+  ASSIGN_OR_RETURN(protocol::AttemptReport report, protocol::Decode<protocol::AttemptReport>(body));
+  return manager.Report(id, attempt, std::move(report));
+}
+
 struct TestJobs {
   explicit TestJobs(const std::string& name)
       : TestJobs("/tmp/shoal-" + name + "-test-" + std::to_string(getpid()) + ".db", "/tmp/shoal-" + name + "-home") {}

@@ -12,6 +12,8 @@
 
 #include "common/clock.h"
 #include "common/files.h"
+#include "common/inherited_environment.h"
+#include "protocol/attempt_messages.h"
 
 namespace shoal {
 namespace {
@@ -65,7 +67,9 @@ LocalBackend::LocalBackend(ClusterCapacity capacity, std::string shoal_executabl
 
 Result<AttemptHandle> LocalBackend::StartAttempt(const AttemptLaunch& launch) {
   RETURN_IF_ERROR(MakeDirectories(launch.attempt_dir));
-  auto env = CurrentEnvironment();
+  // The AM inherits only the allowlist, never the server's own environment.
+  auto env = InheritedEnvironment(CurrentEnvironment());
+  env[protocol::kAttemptTokenVariable] = launch.token;
   env["SHOAL_JOB_ID"] = launch.job_id;
   env["SHOAL_ATTEMPT"] = std::to_string(launch.attempt);
   // Unique to this server's home: the sweep must not reach job-1 of another server (or of a Slurm cluster).
@@ -73,7 +77,7 @@ Result<AttemptHandle> LocalBackend::StartAttempt(const AttemptLaunch& launch) {
   int log = OpenLog(launch.attempt_dir + "/am.log");
   auto pid = processes_.Spawn({.argv = {executable_, "am", "--server", launch.server_url, "--job", launch.job_id,
                                         "--attempt", std::to_string(launch.attempt), "--dir", launch.attempt_dir,
-                                        "--backend", "local"},
+                                        "--backend", "local", "--server-info", launch.server_info},
                                .env = env,
                                .cwd = launch.attempt_dir,
                                .new_session = true,

@@ -9,6 +9,7 @@
 #include "backend/slurm/slurm_job.h"
 #include "common/files.h"
 #include "common/log.h"
+#include "protocol/attempt_messages.h"
 
 namespace shoal {
 namespace {
@@ -70,13 +71,16 @@ Result<AttemptHandle> SlurmBackend::StartAttempt(const AttemptLaunch& launch) {
   job.attempt_dir = launch.attempt_dir;
   job.roles = launch.spec.roles;
   job.am_argv = {executable_, "am", "--server", launch.server_url, "--job", launch.job_id,
-                 "--attempt", std::to_string(launch.attempt), "--dir", launch.attempt_dir, "--backend", "slurm"};
+                 "--attempt", std::to_string(launch.attempt), "--dir", launch.attempt_dir, "--backend", "slurm",
+                 "--server-info", launch.server_info};
   job.env = {{"SHOAL_JOB_ID", launch.job_id}, {"SHOAL_ATTEMPT", std::to_string(launch.attempt)}};
   if (!options_.partition.empty()) job.extra_options.push_back("--partition=" + options_.partition);
   job.extra_options.insert(job.extra_options.end(), options_.sbatch_options.begin(), options_.sbatch_options.end());
   std::string script_path = launch.attempt_dir + "/batch.sh";
   RETURN_IF_ERROR(WriteFileAtomic(script_path, BatchScript(job)));
-  ASSIGN_OR_RETURN(CommandOutput out, commands_.Run({"sbatch", "--parsable", script_path}));
+  // The attempt's token travels in sbatch's exported environment, never in the script.
+  ASSIGN_OR_RETURN(CommandOutput out, commands_.Run({"sbatch", "--parsable", script_path},
+                                                    {{protocol::kAttemptTokenVariable, launch.token}}));
   if (!out.ok()) return InvalidArgument("Slurm refused the attempt: sbatch said: " + out.Said() + "; the script is " + script_path);
   ASSIGN_OR_RETURN(std::string id, ParseSbatchJobId(out.out));
   LogInfo(launch.job_id + " attempt " + std::to_string(launch.attempt) + " is Slurm job " + id);

@@ -42,9 +42,10 @@ class FakeSlurmCommands final : public SlurmCommands {
 
 class FakeClock final : public Clock {
  public:
-  int64_t now = 1'000;
+  mutable int64_t now = 1'000;
   int64_t NowMillis() const override { return now; }
   int64_t WallMillis() const override { return now; }
+  void SleepForMillis(int64_t millis) const override { now += millis; }
 };
 
 std::string Squeue(const std::string& jobs) { return R"({"meta": {}, "errors": [], "jobs": [)" + jobs + "]}"; }

@@ -1,4 +1,4 @@
-#include "server/series.h"
+#include "protocol/series.h"
 
 #include <cmath>
 
@@ -32,7 +32,9 @@ Result<std::optional<double>> OptionalNumber(const Json& object, const char* fie
 constexpr double kMaxTime = 4e15;  // Unix ms far beyond any real date, and exact in a double
 constexpr double kMaxBytes = 9e18;
 
-Result<ResourceSample> ParseSample(const Json& json, const std::string& where) {
+}  // namespace
+
+Result<ResourceSample> DecodeSample(const Json& json, const std::string& where) {
   if (!json.is_object()) return InvalidArgument(where + " must be an object");
   ResourceSample s;
   ASSIGN_OR_RETURN(double t, Number(json, "t", where, 0, kMaxTime));
@@ -47,7 +49,7 @@ Result<ResourceSample> ParseSample(const Json& json, const std::string& where) {
   return s;
 }
 
-Result<MetricPoint> ParsePoint(const Json& json, const std::string& where) {
+Result<MetricPoint> DecodeMetricPoint(const Json& json, const std::string& where) {
   if (!json.is_object()) return InvalidArgument(where + " must be an object");
   MetricPoint p;
   ASSIGN_OR_RETURN(double t, Number(json, "t", where, 0, kMaxTime));
@@ -66,6 +68,8 @@ Result<MetricPoint> ParsePoint(const Json& json, const std::string& where) {
   ASSIGN_OR_RETURN(p.value, Number(json, "value", where, -HUGE_VAL, HUGE_VAL));
   return p;
 }
+
+namespace {
 
 // Parses the array `field` of a task entry with `parse`, naming each element.
 template <typename T, typename Parse>
@@ -101,8 +105,8 @@ Result<std::vector<TaskSeries>> ParseSeries(const Json& series) {
     }
     TaskSeries task{role->get<std::string>(), index->get<int>(), {}, {}};
     where = where + " (" + task.role + "[" + std::to_string(task.index) + "])";
-    RETURN_IF_ERROR(ParseList(entry, "samples", where, ParseSample, task.samples));
-    RETURN_IF_ERROR(ParseList(entry, "metrics", where, ParsePoint, task.metrics));
+    RETURN_IF_ERROR(ParseList(entry, "samples", where, DecodeSample, task.samples));
+    RETURN_IF_ERROR(ParseList(entry, "metrics", where, DecodeMetricPoint, task.metrics));
     tasks.push_back(std::move(task));
   }
   return tasks;

@@ -1,4 +1,4 @@
-// Time series of one task, as the AM reports them (docs/api.md, "series" in a report):
+// Time series of one task, as agents send them to the AM and the AM reports them (docs/api.md, "series" in a report):
 // resource samples taken by the container (CPU, memory, progress, GPU) and the points of
 // the metrics the program prints (`reporter metric: loss=0.31 step=120`).
 //
@@ -44,6 +44,10 @@ struct TaskSeries {
   std::vector<ResourceSample> samples;
   std::vector<MetricPoint> metrics;
 };
+
+// One resource sample or metric point; `where` names it in errors ("heartbeat.sample").
+Result<ResourceSample> DecodeSample(const Json& json, const std::string& where);
+Result<MetricPoint> DecodeMetricPoint(const Json& json, const std::string& where);
 
 // Parses a report's "series" value (absent: call not needed; null or [] gives nothing).
 Result<std::vector<TaskSeries>> ParseSeries(const Json& series);

@@ -1,4 +1,4 @@
-#include "server/series.h"
+#include "protocol/series.h"
 
 #include <gtest/gtest.h>
 
