@@ -1,9 +1,13 @@
 // shoal: one binary, many commands (like git). main only dispatches: the daemons' entry
 // points (server, am, container) parse their own flags; the user commands are built here.
 #include <CLI/CLI.hpp>
+#include <cstdlib>
 #include <cstring>
+#include <string>
+#include <vector>
 
 #include "client/client_context.h"
+#include "client/global_options.h"
 #include "client/job_commands.h"
 #include "client/stack_command.h"
 #include "client/submit_command.h"
@@ -16,6 +20,15 @@
 #include "train/train_command.h"
 
 int main(int argc, char** argv) {
+  // --home may stand before or after the command (`shoal --home DIR server`, `shoal list
+  // --home DIR`): it is read here, once, for every command.
+  shoal::GlobalOptions global = shoal::SplitGlobalOptions(std::vector<std::string>(argv, argv + argc));
+  if (global.home) setenv("SHOAL_HOME", global.home->c_str(), 1);  // ShoalHome() reads it, daemons included
+  std::vector<char*> args;
+  for (std::string& arg : global.rest) args.push_back(arg.data());
+  args.push_back(nullptr);
+  argc = static_cast<int>(global.rest.size());
+  argv = args.data();
   if (argc >= 2) {
     if (std::strcmp(argv[1], "server") == 0) return shoal::ServerCommand(argc - 1, argv + 1);
     if (std::strcmp(argv[1], "am") == 0) return shoal::AmCommand(argc - 1, argv + 1);
@@ -33,7 +46,8 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   shoal::ClientContext ctx;
   ctx.home = shoal::ShoalHome();
-  app.add_option("--home", ctx.home, "state directory (default $SHOAL_HOME or ~/.shoal)");
+  // Listed for --help; SplitGlobalOptions has already taken it wherever it stood.
+  app.add_option("--home", ctx.home, "state directory (default $SHOAL_HOME or ~/.shoal); before or after the command");
   shoal::AddRunCommand(app, ctx);
   shoal::AddSubmitCommand(app, ctx);
   shoal::AddStatusCommand(app, ctx);

@@ -22,6 +22,10 @@ bool Healthy(const std::string& url) { return HttpJsonClient(url, 2000).Get("/ap
 
 Result<std::string> FindServer(const std::string& home) {
   if (const char* url = std::getenv("SHOAL_SERVER"); url && *url) {
+    if (Status s = CheckHttpUrl(url); !s.ok()) {
+      return InvalidArgument(std::string("SHOAL_SERVER=") + url + " is not an http:// address; fix: set it to the "
+                             "server's URL, e.g. SHOAL_SERVER=http://127.0.0.1:7480, or unset it to use --home's server");
+    }
     if (!Healthy(url)) return Unavailable(std::string("the server at SHOAL_SERVER=") + url + " does not answer");
     return std::string(url);
   }

@@ -1,5 +1,4 @@
 #include "client/submit_command.h"
-#include "data/data_plan.h"
 
 #include <pwd.h>
 #include <signal.h>
@@ -13,9 +12,7 @@
 #include "client/server_connection.h"
 #include "common/files.h"
 #include "common/paths.h"
-#include "runtime/framework.h"
-#include "spec/fit.h"
-#include "spec/shipping.h"
+#include "submission/submission_check.h"
 
 namespace shoal {
 namespace {
@@ -51,17 +48,7 @@ Result<std::pair<HttpJsonClient, std::string>> ValidateAndSubmit(const ClientCon
                            " --host ADDRESS` (an address the nodes reach); none runs for " + ctx.home +
                            " (docs/slurm.md)");
   }
-  std::vector<SpecIssue> issues = CheckFits(parsed.spec, capacity);
-  auto shipping_issues = CheckShippedFiles(parsed.spec);
-  issues.insert(issues.end(), shipping_issues.begin(), shipping_issues.end());
-  auto framework_issues = FindFramework(parsed.spec.framework)->Validate(parsed.spec);
-  issues.insert(issues.end(), framework_issues.begin(), framework_issues.end());
-  RETURN_IF_ERROR(FormatIssues(issues, parsed.sources));
-  // Inputs must match something and buckets exist before anything starts (docs/data.md);
-  // refused credentials are the user's to fix too.
-  if (Status data = data::ValidateData(parsed.spec); !data.ok()) {
-    return data.code() == StatusCode::kFailedPrecondition ? InvalidArgument(data.message()) : data;
-  }
+  RETURN_IF_ERROR(CheckSubmission(parsed, capacity));
 
   ASSIGN_OR_RETURN(HttpJsonClient server, running.ok() ? running : ctx.ConnectOrStart());
   ASSIGN_OR_RETURN(std::vector<std::string> overrides, flags.Overrides());

@@ -7,7 +7,8 @@ namespace shoal {
 Result<std::string> HttpJsonClient::Send(const std::string& method, const std::string& path,
                                          const std::string* body, int timeout_ms) const {
   if (timeout_ms < 0) timeout_ms = timeout_ms_;
-  httplib::Client client(base_url_);
+  RETURN_IF_ERROR(CheckHttpUrl(base_url_));
+  httplib::Client client(base_url_);  // throws for a scheme it does not know: CheckHttpUrl ruled those out
   if (!client.is_valid()) return InvalidArgument("'" + base_url_ + "' is not a valid http:// address");
   time_t sec = timeout_ms / 1000;
   time_t usec = (timeout_ms % 1000) * 1000;
@@ -44,6 +45,15 @@ Result<Json> HttpJsonClient::Post(const std::string& path, const Json& body, int
 
 Result<std::string> HttpJsonClient::GetText(const std::string& path, int timeout_ms) const {
   return Send("GET", path, nullptr, timeout_ms);
+}
+
+Status CheckHttpUrl(const std::string& url) {
+  std::string rest = url.starts_with("http://") ? url.substr(7) : "";
+  if (rest.ends_with("/")) rest.pop_back();
+  if (rest.empty() || rest.find_first_of(" \t\r\n/?#@") != std::string::npos) {
+    return InvalidArgument("'" + url + "' is not an http:// address of a Shoal server; write it as http://HOST:PORT");
+  }
+  return Status::Ok();
 }
 
 std::string UrlEncode(const std::string& value) {

@@ -2,7 +2,8 @@
 // container to AM).
 //
 // Contract:
-//  - base_url is "http://host:port"; paths start with "/".
+//  - base_url is "http://host:port" (CheckHttpUrl); any other is InvalidArgument on every
+//    call, never an exception. Paths start with "/".
 //  - A reply 2xx returns its JSON body (an empty body is null). A reply with an error
 //    body returns that Status; a connection failure is kUnavailable naming the URL; a
 //    reply past the timeout is kTimeout.
@@ -38,6 +39,10 @@ class HttpJsonClient {
   int timeout_ms_;
   std::string token_;
 };
+
+// Whether url is "http://host[:port]" and nothing else (no path, no user, no other
+// scheme): InvalidArgument naming it otherwise.
+Status CheckHttpUrl(const std::string& url);
 
 // Percent-encodes a query parameter value.
 std::string UrlEncode(const std::string& value);

@@ -12,6 +12,7 @@
 #include "server/stack_capture.h"
 #include "protocol/attempt_messages.h"
 #include "spec/spec_parser.h"
+#include "submission/submission_check.h"
 
 namespace shoal {
 namespace {
@@ -43,6 +44,9 @@ Result<Json> SubmitJob(JobManager& jobs, const std::optional<Caller>& caller, co
   options.known_frameworks = KnownFrameworks();
   std::string text = body["spec"].is_string() ? body["spec"].get<std::string>() : body["spec"].dump();
   ASSIGN_OR_RETURN(ParsedSpec parsed, ParseJobSpec(text, options));
+  // The CLI's check, with the same file and line numbers: the API accepts no spec that
+  // `shoal submit` would refuse.
+  RETURN_IF_ERROR(CheckSubmission(parsed, jobs.Capacity()));
   parsed.spec.user = SubmitterName(caller, body.contains("user") && body["user"].is_string() ? body["user"].get<std::string>() : "");
   ASSIGN_OR_RETURN(std::string id, jobs.Submit(std::move(parsed.spec)));
   return Json{{"id", id}};

@@ -63,6 +63,8 @@ class JobManager {
   Result<Json> Get(const std::string& id, int64_t wait_version, int wait_ms);
   Result<Json> List(const JobFilter& filter);
   Json ClusterInfo();
+  // What the backend offers (for the submission check).
+  ClusterCapacity Capacity() const { return backend_.Capacity(); }
   Result<JobMetrics> Metrics();
   // Records a save request on the running attempt; returns the new saved-model entry.
   Result<Json> SaveModel(const std::string& id);

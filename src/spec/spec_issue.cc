@@ -10,9 +10,10 @@ std::string SourceMap::Locate(const std::string& field) const {
     if (flags_.count(path)) return "flag --set " + path;
     auto it = lines_.find(path);
     if (it != lines_.end()) return source_name_ + ":" + std::to_string(it->second);
-    size_t dot = path.rfind('.');
-    if (dot == std::string::npos) break;
-    path.resize(dot);
+    // up one level: "files[0]" -> "files", "roles.worker.env" -> "roles.worker"
+    size_t cut = path.back() == ']' ? path.rfind('[') : path.rfind('.');
+    if (cut == std::string::npos || cut == 0) break;
+    path.resize(cut);
   }
   return source_name_;
 }

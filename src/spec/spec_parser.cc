@@ -431,6 +431,14 @@ class SpecReader {
   }
 
   void RecordLines(const YAML::Node& map, const std::string& prefix) {
+    if (map.IsSequence()) {
+      for (size_t i = 0; i < map.size(); ++i) {
+        std::string path = prefix + "[" + std::to_string(i) + "]";
+        if (map[i].Mark().line >= 0) sources_.SetLine(path, map[i].Mark().line + 1);
+        RecordLines(map[i], path);
+      }
+      return;
+    }
     if (!map.IsMap()) return;
     for (auto it = map.begin(); it != map.end(); ++it) {
       std::string key = it->first.IsScalar() ? it->first.Scalar() : "?";

@@ -1,0 +1,184 @@
+"""The control plane as a user meets it: what credentials reach a job's processes, the
+CLI's global options, one submission check for the CLI and the API, and the bugs found
+by killing Shoal's own processes (an AM killed, a server restarted on another port)."""
+import json
+import os
+import signal
+import subprocess
+import time
+import urllib.error
+import urllib.request
+
+import pytest
+
+from conftest import SHOAL, wait_for, write_spec
+
+pytestmark = pytest.mark.slow
+
+
+def environ(pid):
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as f:
+            return dict(item.split(b"=", 1) for item in f.read().split(b"\0") if b"=" in item)
+    except OSError:
+        return {}
+
+
+def cmdline(pid):
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read().split(b"\0")
+    except OSError:
+        return []
+
+
+def request(url, path, token=None, body=None, method=None):
+    headers = {"Content-Type": "application/json"}
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    data = None if body is None else json.dumps(body).encode()
+    req = urllib.request.Request(url + path, data=data, method=method or ("POST" if data else "GET"), headers=headers)
+    try:
+        with urllib.request.urlopen(req, timeout=10) as reply:
+            return reply.status, json.loads(reply.read() or b"null")
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read() or b"null")
+
+
+def wait_running(shoal, job_id):
+    def running():
+        tasks = shoal.status(job_id)["attempts"][-1]["tasks"] if shoal.status(job_id)["attempts"] else []
+        return tasks and all(t["state"] == "RUNNING" for t in tasks)
+    wait_for(running, 30, what=f"the tasks of {job_id} to run")
+
+
+def server_url(shoal):
+    return json.loads((shoal.home / "server.json").read_text())["url"]
+
+
+def release_spec(tmp_path, name, instances=2, extra=""):
+    """A job whose tasks wait for tmp_path/release before they succeed."""
+    return write_spec(tmp_path, f"""
+name: {name}
+{extra}
+roles:
+  worker:
+    instances: {instances}
+    cpus: 0.5
+    memory: 64M
+    command: echo started; while [ ! -e {tmp_path}/release ]; do sleep 0.05; done; echo released
+""", f"{name}.yaml")
+
+
+def test_no_token_of_the_server_or_the_user_reaches_a_job_and_the_am_token_speaks_for_its_attempt_only(
+        shoal, tmp_path):
+    user_token = "the-users-own-token-" + "x" * 40
+    shoal.env["SHOAL_TOKEN_OF_ANOTHER_TOOL"] = user_token  # whatever the shell that started the server held
+    shoal.start_server()
+    url = server_url(shoal)
+    server_token = shoal.token()
+    job_id = shoal.submit(release_spec(tmp_path, "scoped"))
+    wait_running(shoal, job_id)
+    pids = shoal.job_processes(job_id)
+    kinds = {b"am": [], b"container": [], b"program": []}
+    for pid in pids:
+        args = cmdline(pid)
+        kind = args[1] if len(args) > 1 and args[1] in (b"am", b"container") else b"program"
+        kinds[kind].append(pid)
+    assert kinds[b"am"] and len(kinds[b"container"]) == 2 and kinds[b"program"], kinds
+    for pid in pids:
+        env = environ(pid)
+        blob = b"\0".join(env.values())
+        assert server_token.encode() not in blob, f"the server's token is in the environment of {cmdline(pid)}"
+        assert user_token.encode() not in blob, f"the server's shell's variables reached {cmdline(pid)}"
+        assert b"SHOAL_SERVER_TOKEN" not in env and b"SHOAL_TOKEN" not in env, cmdline(pid)
+    for pid in kinds[b"program"]:
+        env = environ(pid)
+        for secret in (b"SHOAL_TASK_TOKEN", b"SHOAL_MPI_TOKEN", b"SHOAL_ATTEMPT_TOKEN"):
+            assert secret not in env, f"{secret} reached the program {cmdline(pid)}"
+    for pid in kinds[b"container"]:
+        assert b"SHOAL_ATTEMPT_TOKEN" not in environ(pid), "an agent holds only its task's token"
+
+    # The AM's token: its own attempt's routes, nothing else.
+    attempt_token = environ(kinds[b"am"][0])[b"SHOAL_ATTEMPT_TOKEN"].decode()
+    assert attempt_token and attempt_token != server_token
+    assert request(url, f"/internal/v1/jobs/{job_id}/attempts/1", attempt_token)[0] == 200
+    assert request(url, f"/internal/v1/jobs/{job_id}/attempts/2", attempt_token)[0] == 403, "another attempt's"
+    status, body = request(url, "/api/v1/jobs", attempt_token, {"spec": "roles: {w: {command: 'true'}}"})
+    assert status == 401, body
+    assert request(url, f"/api/v1/jobs/{job_id}/kill", attempt_token, {})[0] == 401
+    assert request(url, "/api/v1/shutdown", attempt_token, {})[0] == 401
+    assert request(url, f"/internal/v1/jobs/{job_id}/attempts/1/report", server_token, {"tasks": 3})[0] == 400, \
+        "an administrator may still act on an attempt"
+    (tmp_path / "release").write_text("")
+    assert shoal.run("wait", job_id).returncode == 0, shoal.status(job_id)
+
+
+def test_home_is_a_global_option_before_or_after_the_command_and_a_bad_server_url_is_refused(shoal, tmp_path):
+    home = tmp_path / "elsewhere"
+    env = {k: v for k, v in shoal.env.items() if k != "SHOAL_HOME"}
+    server = subprocess.Popen([SHOAL, "--home", str(home), "server", "--port", "0"], env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        wait_for(lambda: (home / "server.json").exists(), 10, what="`shoal --home DIR server --port 0` to start")
+        listed = shoal.run("list", "--home", str(home), "--json", env=env, check=0)
+        assert json.loads(listed.stdout)["jobs"] == []
+        assert shoal.run("--home", str(home), "list", env=env, check=0).stdout.startswith("ID")
+        bad = shoal.run("list", env=dict(env, SHOAL_SERVER="ftp://x"))
+        assert bad.returncode == 2, bad
+        assert "SHOAL_SERVER=ftp://x is not an http:// address" in bad.stderr and "fix:" in bad.stderr, bad.stderr
+        shoal.run("server", "--stop", "--home", str(home), env=env)
+        assert server.wait(10) == 0, "`shoal server --stop --home DIR` stops that server"
+    finally:
+        if server.poll() is None:
+            server.kill()
+
+
+def test_the_api_refuses_what_submit_refuses_with_the_same_file_and_line(shoal, tmp_path):
+    shoal.start_server()
+    text = "name: shipped\nfiles: [missing-settings.json]\nroles:\n  worker: {instances: 1, command: 'true'}\n"
+    spec = write_spec(tmp_path, text)
+    cli = shoal.run("submit", str(spec))
+    assert cli.returncode == 2, cli
+    status, body = request(server_url(shoal), "/api/v1/jobs", shoal.token(),
+                           {"spec": text, "source_name": "job.yaml", "base_dir": str(tmp_path)})
+    assert status == 400, body
+    message = body["error"]["message"]
+    assert "job.yaml:2" in message and "missing-settings.json" in message, message
+    assert message in cli.stderr, f"the CLI said:\n{cli.stderr}\nthe API said:\n{message}"
+    assert json.loads(shoal.run("list", "--json", check=0).stdout)["jobs"] == [], "nothing was queued"
+
+
+def test_a_killed_am_leaves_no_task_running(shoal, tmp_path):
+    shoal.start_server()
+    job_id = shoal.submit(release_spec(tmp_path, "orphaned"))
+    wait_running(shoal, job_id)
+    am = [p for p in shoal.job_processes(job_id) if cmdline(p)[1:2] == [b"am"]]
+    assert len(am) == 1
+    os.kill(am[0], signal.SIGKILL)
+    status = shoal.wait_state(job_id, "FAILED", 30)
+    assert "application master ended" in status["message"], status["message"]
+    tasks = status["attempts"][-1]["tasks"]
+    assert [t["state"] for t in tasks] == ["LOST", "LOST"], tasks
+    assert all("application master ended before this task did" in t["message"] for t in tasks), tasks
+    assert "RUNNING" not in shoal.run("status", job_id).stdout
+    wait_for(lambda: not shoal.job_processes(job_id), 15, what="the attempt's processes to be swept")
+
+
+def test_a_job_succeeds_when_the_server_restarts_on_another_port_while_it_runs(shoal, tmp_path):
+    first = shoal.start_server()
+    first_url = server_url(shoal)
+    job_id = shoal.submit(release_spec(tmp_path, "survivor", extra="max_attempts: 1"))
+    wait_running(shoal, job_id)
+    first.send_signal(signal.SIGKILL)
+    first.wait(10)
+    shoal.server = None
+    (shoal.home / "server.json").unlink()
+    shoal.start_server()
+    assert server_url(shoal) != first_url, "port 0 picks a new port"
+    (tmp_path / "release").write_text("")
+    status = shoal.wait_state(job_id, ("SUCCEEDED", "FAILED"), 60)
+    assert status["state"] == "SUCCEEDED", status
+    assert len(status["attempts"]) == 1, "no retry was wasted"
+    am_log = (shoal.home / "jobs" / job_id / "attempt-1" / "am.log").read_text()
+    assert "the server now listens at " + server_url(shoal) in am_log, am_log
