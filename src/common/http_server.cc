@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <exception>
 
+#include "common/log.h"
+
 namespace shoal {
 
 void ReplyJson(httplib::Response& res, const Json& body, int status) {
@@ -31,8 +33,11 @@ httplib::Server::Handler RouteJson(JsonHandler handler) {
       if (result.ok()) ReplyJson(res, result.value());
       else ReplyError(res, result.status());
     } catch (const std::exception& e) {
-      // A malformed value deep in a body (a string where a number belongs) lands here.
-      ReplyError(res, InvalidArgument(std::string("bad request: ") + e.what()));
+      // Bad input is refused by the decoders (a 400 naming the field); an exception here
+      // is a bug in Shoal: a 500, logged with its route.
+      LogError("internal error in " + req.method + " " + req.path + ": " + e.what());
+      ReplyError(res, Internal("the server failed on " + req.method + " " + req.path + " (" + e.what() +
+                               "); this is a bug in Shoal, and the server's log has the details"));
     }
   };
 }

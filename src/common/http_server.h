@@ -5,7 +5,9 @@
 //  - ReplyJson / ReplyError write a JSON body with the right status.
 //  - ParseBody returns the request body as a JSON object, or InvalidArgument.
 //  - RouteJson wraps a handler that returns Result<Json>, so handlers never write
-//    replies by hand and no exception escapes into the server loop.
+//    replies by hand and no exception escapes into the server loop. Handlers refuse bad
+//    input through their Status (decode errors are 400s naming the field); an exception
+//    is a bug: a 500, logged with the route.
 #pragma once
 
 #include <httplib.h>

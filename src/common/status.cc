@@ -1,5 +1,8 @@
 #include "common/status.h"
 
+#include <cstdio>
+#include <cstdlib>
+
 namespace shoal {
 
 const char* StatusCodeName(StatusCode code) {
@@ -27,6 +30,11 @@ std::string Status::ToString() const {
 Status Status::WithContext(const std::string& prefix) const {
   if (ok()) return *this;
   return Status(code_, prefix + ": " + message_);
+}
+
+void DieOnBadResultAccess(const Status& status) {
+  std::fprintf(stderr, "shoal: internal error: the value of a failed Result was used (%s)\n", status.ToString().c_str());
+  std::abort();
 }
 
 }  // namespace shoal

@@ -4,7 +4,7 @@
 //  - A Status is OK or carries one of a few codes plus a sentence meant for a user:
 //    what went wrong, naming the thing, and where possible what to do about it.
 //  - Result<T> holds either a T or a non-OK Status. Accessing value() of an error
-//    Result is a programming error (asserts).
+//    Result is a programming error: it aborts with the status, in every build.
 //  - No exceptions cross module or thread boundaries; code that calls a throwing
 //    library converts at the boundary.
 //  - The codes say what a caller may do next: kInvalidArgument and kNotFound are the
@@ -35,6 +35,10 @@ enum class StatusCode {
 };
 
 const char* StatusCodeName(StatusCode code);
+
+class Status;
+// Prints the status of a Result whose value() was taken without a value, and aborts.
+[[noreturn]] void DieOnBadResultAccess(const Status& status);
 
 class [[nodiscard]] Status {
  public:
@@ -72,20 +76,25 @@ template <typename T>
 class [[nodiscard]] Result {
  public:
   Result(T value) : value_(std::move(value)) {}  // NOLINT: implicit by design
-  Result(Status status) : status_(std::move(status)) { assert(!status_.ok()); }  // NOLINT
+  Result(Status status) : status_(std::move(status)) {  // NOLINT
+    if (status_.ok()) status_ = Status(StatusCode::kInternal, "a Result was made from an OK status without a value");
+  }
 
   bool ok() const { return value_.has_value(); }
   const Status& status() const { return status_; }
 
-  T& value() & { assert(ok()); return *value_; }
-  const T& value() const& { assert(ok()); return *value_; }
-  T&& value() && { assert(ok()); return std::move(*value_); }
+  T& value() & { CheckOk(); return *value_; }
+  const T& value() const& { CheckOk(); return *value_; }
+  T&& value() && { CheckOk(); return std::move(*value_); }
   T* operator->() { return &value(); }
   const T* operator->() const { return &value(); }
   T& operator*() & { return value(); }
   const T& operator*() const& { return value(); }
 
  private:
+  void CheckOk() const {
+    if (!value_.has_value()) DieOnBadResultAccess(status_);
+  }
   std::optional<T> value_;
   Status status_;
 };

@@ -26,37 +26,52 @@ AttemptLaunch JobManager::LaunchFor(const JobRecord& job) const {
   return AttemptLaunch{job.id, attempt.number, server_url_, attempt.dir, job.spec, token, ServerInfoPath(home_)};
 }
 
-Status JobManager::Start() {
+Status JobManager::Recover() {
   ASSIGN_OR_RETURN(std::vector<JobRecord> unfinished, store_.LoadUnfinished());
-  std::lock_guard lock(mutex_);
-  for (JobRecord& job : unfinished) {
-    std::string id = job.id;
-    live_[id] = std::move(job);
-    JobRecord& record = live_[id];
-    if (record.state == JobState::kQueued) {
-      queue_.push_back(id);
-      continue;
-    }
-    AttemptHandle handle{record.attempts.empty() ? "0" : record.attempts.back().backend_id};
-    if (!record.attempts.empty() && !handle.backend_id.empty() && backend_.AttemptAlive(handle)) {
-      // Re-attach: the AM keeps reporting to the same URL; its resources stay taken.
-      handles_[id] = handle;
-      Resources total;
-      for (const auto& role : record.spec.roles) total += role.resources * role.instances;
-      Admission admission{id, total, record.attempts.back().task_gpus};
-      for (const auto& gpus : admission.task_gpus) {
-        for (int gpu : gpus) free_gpus_.erase(gpu);
+  // Whether each running attempt's AM lives is the backend's to say: asked before the lock.
+  std::map<std::string, bool> alive;
+  for (const JobRecord& job : unfinished) {
+    if (job.state == JobState::kQueued || job.attempts.empty() || job.attempts.back().backend_id.empty()) continue;
+    alive[job.id] = backend_.AttemptAlive(AttemptHandle{job.attempts.back().backend_id});
+  }
+  {
+    std::lock_guard lock(mutex_);
+    for (JobRecord& job : unfinished) {
+      std::string id = job.id;
+      live_[id] = std::move(job);
+      JobRecord& record = live_[id];
+      if (record.state == JobState::kQueued) {
+        queue_.push_back(id);
+        continue;
       }
-      free_ -= total;
-      reserved_[id] = admission;
-      LogInfo("re-attached " + id + " (attempt " + std::to_string(record.attempts.back().number) + ")");
-    } else {
-      if (!record.attempts.empty()) {
-        record.attempts.back().message = "lost: the application master was gone when the server restarted";
+      if (alive[id]) {
+        // Re-attach: the AM keeps reporting (following server.json to a new port); its
+        // resources stay taken.
+        AttemptHandle handle{record.attempts.back().backend_id};
+        handles_[id] = handle;
+        Resources total;
+        for (const auto& role : record.spec.roles) total += role.resources * role.instances;
+        Admission admission{id, total, record.attempts.back().task_gpus};
+        for (const auto& gpus : admission.task_gpus) {
+          for (int gpu : gpus) free_gpus_.erase(gpu);
+        }
+        free_ -= total;
+        reserved_[id] = admission;
+        LogInfo("re-attached " + id + " (attempt " + std::to_string(record.attempts.back().number) + ")");
+      } else {
+        if (!record.attempts.empty()) {
+          record.attempts.back().message = "lost: the application master was gone when the server restarted";
+        }
+        EndAttempt(record, ExitInfo{255, 0});
       }
-      EndAttempt(record, ExitInfo{255, 0});
     }
   }
+  Flush();
+  return Status::Ok();
+}
+
+Status JobManager::Start() {
+  RETURN_IF_ERROR(Recover());
   scheduler_ = std::thread([this] { SchedulerLoop(); });
   return Status::Ok();
 }
@@ -69,8 +84,11 @@ void JobManager::Stop() {
   }
   changed_.notify_all();
   if (scheduler_.joinable()) scheduler_.join();
-  std::unique_lock lock(mutex_);
-  changed_.wait(lock, [this] { return background_running_ == 0; });
+  {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [this] { return background_running_ == 0; });
+  }
+  Flush();
 }
 
 void JobManager::RunInBackground(std::function<void()> work) {
@@ -92,8 +110,23 @@ JobRecord* JobManager::FindLive(const std::string& id) {
 
 void JobManager::Changed(JobRecord& job) {
   ++job.version;
-  if (Status s = store_.Update(job); !s.ok()) LogError(s.ToString());
+  dirty_.insert(job.id);
   changed_.notify_all();
+}
+
+void JobManager::Flush() {
+  std::lock_guard flushing(flush_mutex_);
+  std::vector<JobRecord> records;
+  {
+    std::lock_guard lock(mutex_);
+    for (const std::string& id : dirty_) {
+      if (auto it = live_.find(id); it != live_.end()) records.push_back(it->second);
+    }
+    dirty_.clear();
+  }
+  for (const JobRecord& record : records) {
+    if (Status s = store_.Update(record); !s.ok()) LogError(s.ToString());
+  }
 }
 
 Result<std::string> JobManager::Submit(JobSpec spec) {
@@ -112,10 +145,13 @@ Result<std::string> JobManager::Submit(JobSpec spec) {
   JobRecord job;
   job.spec = std::move(spec);
   job.created_ms = clock_.WallMillis();
-  std::lock_guard lock(mutex_);
-  if (stopping_) return Unavailable("the server is shutting down");
-  RETURN_IF_ERROR(store_.Insert(job));
+  {
+    std::lock_guard lock(mutex_);
+    if (stopping_) return Unavailable("the server is shutting down");
+  }
+  RETURN_IF_ERROR(store_.Insert(job));  // gives the job its id; outside the lock
   std::string id = job.id;
+  std::lock_guard lock(mutex_);
   live_[id] = std::move(job);
   queue_.push_back(id);
   changed_.notify_all();
@@ -123,13 +159,18 @@ Result<std::string> JobManager::Submit(JobSpec spec) {
 }
 
 Result<Json> JobManager::Kill(const std::string& id) {
+  Json summary = KillLive(id);
+  Flush();
+  if (!summary.is_null()) return summary;
+  ASSIGN_OR_RETURN(auto stored, store_.Load(JobSeqFromId(id)));
+  if (!stored) return NotFound("no job '" + id + "'; `shoal list` shows the jobs");
+  return stored->Summary();  // already finished: nothing to kill
+}
+
+Json JobManager::KillLive(const std::string& id) {
   std::lock_guard lock(mutex_);
   JobRecord* job = FindLive(id);
-  if (!job) {
-    ASSIGN_OR_RETURN(auto stored, store_.Load(JobSeqFromId(id)));
-    if (!stored) return NotFound("no job '" + id + "'; `shoal list` shows the jobs");
-    return stored->Summary();  // already finished: nothing to kill
-  }
+  if (!job) return Json();
   if (IsFinal(job->state) || job->kill_requested) return job->Summary();
   job->kill_requested = true;
   if (job->state == JobState::kQueued) {
@@ -142,6 +183,8 @@ Result<Json> JobManager::Kill(const std::string& id) {
     AttemptLaunch launch = LaunchFor(*job);
     AttemptHandle handle = it->second;
     RunInBackground([this, launch, handle] { backend_.KillAttempt(launch, handle); });
+  } else if (starting_.count(job->id)) {
+    job->message = "killing";  // Started() kills the attempt once the backend has it
   }
   Changed(*job);
   return job->Summary();
@@ -202,55 +245,76 @@ Result<Json> JobManager::Report(const std::string& id, int attempt_number, proto
   for (const auto& task : report.tasks) {
     if (task.heartbeat_rtt_ms >= 0) heartbeat_rtt_.Observe(task.heartbeat_rtt_ms / 1000.0);  // < 0: none yet
   }
-  std::lock_guard lock(mutex_);
-  JobRecord* job = FindLive(id);
-  if (!job || job->attempts.empty() || job->attempts.back().number != attempt_number) {
-    return NotFound("job '" + id + "' has no attempt " + std::to_string(attempt_number) + " running");
+  auto running = [&](JobRecord* job) {
+    return job && !job->attempts.empty() && job->attempts.back().number == attempt_number;
+  };
+  int64_t seq = 0;
+  {
+    std::lock_guard lock(mutex_);
+    JobRecord* job = FindLive(id);
+    if (!running(job)) return NotFound("job '" + id + "' has no attempt " + std::to_string(attempt_number) + " running");
+    seq = job->seq;
   }
-  // The series first: when they cannot be stored the AM retries the whole report.
-  if (!report.series.empty()) RETURN_IF_ERROR(series_.Append(job->seq, attempt_number, report.series));
-  AttemptRecord& attempt = job->attempts.back();
-  attempt.tasks = std::move(report.tasks);
-  attempt.state = report.state.value_or(attempt.state);
-  attempt.message = report.message.value_or(attempt.message);
-  attempt.am_addr = report.am_addr.value_or(attempt.am_addr);
-  attempt.final_reported = attempt.final_reported || report.final;
-  if (report.board_url) attempt.board_url = *report.board_url;
-  for (const protocol::SavedModelUpdate& update : report.saved_models) {
-    ApplySavedModelUpdate(attempt.saved_models, update, clock_.WallMillis());
+  // The series first, outside the lock: when they cannot be stored the AM retries the
+  // whole report.
+  if (!report.series.empty()) RETURN_IF_ERROR(series_.Append(seq, attempt_number, report.series));
+  Json reply;
+  {
+    std::lock_guard lock(mutex_);
+    JobRecord* job = FindLive(id);
+    if (!running(job)) return NotFound("job '" + id + "' has no attempt " + std::to_string(attempt_number) + " running");
+    AttemptRecord& attempt = job->attempts.back();
+    attempt.tasks = std::move(report.tasks);
+    attempt.state = report.state.value_or(attempt.state);
+    attempt.message = report.message.value_or(attempt.message);
+    attempt.am_addr = report.am_addr.value_or(attempt.am_addr);
+    attempt.final_reported = attempt.final_reported || report.final;
+    if (report.board_url) attempt.board_url = *report.board_url;
+    for (const protocol::SavedModelUpdate& update : report.saved_models) {
+      ApplySavedModelUpdate(attempt.saved_models, update, clock_.WallMillis());
+    }
+    double sum = 0;
+    int workers = 0;
+    for (const auto& task : attempt.tasks) {
+      if (task.service) continue;
+      sum += task.progress;
+      ++workers;
+    }
+    job->progress = workers ? sum / workers : 0;
+    if (!job->kill_requested) job->message = attempt.message;
+    Changed(*job);
+    reply = Json{{"save_requests", PendingSaveRequests(attempt.saved_models)}};  // protocol::ReportReply's form
   }
-  double sum = 0;
-  int workers = 0;
-  for (const auto& task : attempt.tasks) {
-    if (task.service) continue;
-    sum += task.progress;
-    ++workers;
-  }
-  job->progress = workers ? sum / workers : 0;
-  if (!job->kill_requested) job->message = attempt.message;
-  Changed(*job);
-  return Json{{"save_requests", PendingSaveRequests(attempt.saved_models)}};  // protocol::ReportReply's form
+  Flush();
+  return reply;
 }
 
 Result<Json> JobManager::SaveModel(const std::string& id) {
-  std::lock_guard lock(mutex_);
-  JobRecord* job = FindLive(id);
-  if (!job) {
-    ASSIGN_OR_RETURN(auto stored, store_.Load(JobSeqFromId(id)));
-    if (!stored) return NotFound("no job '" + id + "'; `shoal list` shows the jobs");
-    return FailedPrecondition("job '" + stored->id + "' has ended (" + std::string(Name(stored->state)) +
-                              "); a model can be saved only while the job runs");
+  Json entry;
+  {
+    std::lock_guard lock(mutex_);
+    JobRecord* job = FindLive(id);
+    if (job) {
+      if (job->state != JobState::kRunning || job->attempts.empty() || job->kill_requested) {
+        return FailedPrecondition("job '" + job->id + "' is " +
+                                  std::string(job->kill_requested ? "being killed" : Name(job->state)) +
+                                  "; a model can be saved only while the job runs");
+      }
+      AttemptRecord& attempt = job->attempts.back();
+      entry = NewSaveRequest(attempt.saved_models, clock_.WallMillis());
+      attempt.saved_models.push_back(entry);
+      Changed(*job);
+      entry["attempt"] = attempt.number;
+    }
   }
-  if (job->state != JobState::kRunning || job->attempts.empty() || job->kill_requested) {
-    return FailedPrecondition("job '" + job->id + "' is " + std::string(job->kill_requested ? "being killed" : Name(job->state)) +
-                              "; a model can be saved only while the job runs");
+  if (!entry.is_null()) {
+    Flush();
+    return entry;
   }
-  AttemptRecord& attempt = job->attempts.back();
-  Json entry = NewSaveRequest(attempt.saved_models, clock_.WallMillis());
-  attempt.saved_models.push_back(entry);
-  Changed(*job);
-  entry["attempt"] = attempt.number;
-  return entry;
+  ASSIGN_OR_RETURN(auto stored, store_.Load(JobSeqFromId(id)));
+  if (!stored) return NotFound("no job '" + id + "'; `shoal list` shows the jobs");
+  return FailedPrecondition("job '" + stored->id + "' has ended (" + std::string(Name(stored->state)) +
+                            "); a model can be saved only while the job runs");
 }
 
 Result<Json> JobManager::Series(const std::string& id, int attempt, SeriesCursor after) {
@@ -357,30 +421,27 @@ void JobManager::EndAttempt(JobRecord& job, const ExitInfo& am_exit, const std::
   Changed(job);
 }
 
-void JobManager::CheckAttempts() {
-  std::vector<std::pair<std::string, ExitInfo>> ended;
-  std::map<std::string, std::string> cluster_failures;
-  for (const auto& [id, handle] : handles_) {
-    auto exit = backend_.PollAttempt(handle);
-    AttemptNote note = backend_.Note(handle);
-    if (exit) {
-      ended.emplace_back(id, *exit);
-      if (note.ended_by_cluster) cluster_failures[id] = note.message;
+void JobManager::ApplyPolls(const std::vector<Polled>& polled) {
+  for (const Polled& p : polled) {
+    auto it = handles_.find(p.id);
+    if (it == handles_.end() || it->second.backend_id != p.handle.backend_id) continue;  // ended meanwhile
+    JobRecord& job = live_[p.id];
+    if (p.exit) {
+      EndAttempt(job, *p.exit, p.note.ended_by_cluster ? p.note.message : "");
       continue;
     }
     // Until its AM reports, an attempt shows what the cluster says of it (Slurm's reasons).
-    JobRecord& job = live_[id];
     AttemptRecord& attempt = job.attempts.back();
-    if (!note.message.empty() && attempt.am_addr.empty() && attempt.message != note.message && !job.kill_requested) {
-      attempt.message = job.message = note.message;
+    if (!p.note.message.empty() && attempt.am_addr.empty() && attempt.message != p.note.message && !job.kill_requested) {
+      attempt.message = job.message = p.note.message;
       Changed(job);
     }
   }
-  for (const auto& [id, exit] : ended) EndAttempt(live_[id], exit, cluster_failures[id]);
 }
 
-void JobManager::AdmitQueued() {
-  if (queue_.empty()) return;
+std::vector<std::string> JobManager::AdmitQueued() {
+  std::vector<std::string> admitted;
+  if (queue_.empty()) return admitted;
   std::vector<QueuedJob> queued;
   for (const auto& id : queue_) {
     const JobRecord& job = live_[id];
@@ -402,34 +463,80 @@ void JobManager::AdmitQueued() {
     job.state = JobState::kRunning;
     job.progress = 0;
     if (job.started_ms == 0) job.started_ms = attempt.started_ms;
-    auto handle = backend_.StartAttempt(LaunchFor(job));
-    if (!handle.ok()) {
-      job.attempts.back().state = AttemptState::kFailed;
-      job.attempts.back().message = handle.status().message();
-      job.attempts.back().final_reported = true;
-      job.state = JobState::kFailed;
-      job.message = handle.status().message();
-      job.finished_ms = clock_.WallMillis();
-      Changed(job);
-      continue;
-    }
-    job.attempts.back().backend_id = handle->backend_id;
-    handles_[job.id] = *handle;
     free_ -= admission.total;
     for (const auto& gpus : admission.task_gpus) {
       for (int gpu : gpus) free_gpus_.erase(gpu);
     }
     reserved_[job.id] = std::move(admission);
+    starting_.insert(job.id);
+    admitted.push_back(job.id);
     Changed(job);
+  }
+  return admitted;
+}
+
+void JobManager::Started(const std::string& id, const Result<AttemptHandle>& handle) {
+  starting_.erase(id);
+  JobRecord& job = live_[id];
+  AttemptRecord& attempt = job.attempts.back();
+  if (!handle.ok()) {
+    Release(id);
+    attempt.state = AttemptState::kFailed;
+    attempt.message = handle.status().message();
+    attempt.final_reported = true;
+    attempt.finished_ms = clock_.WallMillis();
+    job.state = job.kill_requested ? JobState::kKilled : JobState::kFailed;
+    job.message = handle.status().message();
+    job.finished_ms = clock_.WallMillis();
+    Changed(job);
+    return;
+  }
+  attempt.backend_id = handle->backend_id;
+  handles_[id] = *handle;
+  Changed(job);
+  if (job.kill_requested) {
+    // Killed while its attempt was being started: kill what started.
+    AttemptLaunch launch = LaunchFor(job);
+    AttemptHandle started = *handle;
+    RunInBackground([this, launch, started] { backend_.KillAttempt(launch, started); });
   }
 }
 
+void JobManager::Step() {
+  std::lock_guard stepping(step_mutex_);
+  std::vector<std::pair<std::string, AttemptHandle>> watched;
+  {
+    std::lock_guard lock(mutex_);
+    watched.assign(handles_.begin(), handles_.end());
+  }
+  std::vector<Polled> polled;  // the backend is asked without the lock
+  for (const auto& [id, handle] : watched) {
+    std::optional<ExitInfo> exit = backend_.PollAttempt(handle);
+    polled.push_back({id, handle, exit, backend_.Note(handle)});
+  }
+  std::vector<std::pair<std::string, AttemptLaunch>> to_start;
+  {
+    std::lock_guard lock(mutex_);
+    ApplyPolls(polled);
+    if (!stopping_) {
+      for (const std::string& id : AdmitQueued()) to_start.emplace_back(id, LaunchFor(live_[id]));
+    }
+  }
+  for (const auto& [id, launch] : to_start) {
+    Result<AttemptHandle> handle = backend_.StartAttempt(launch);
+    std::lock_guard lock(mutex_);
+    Started(id, handle);
+  }
+  Flush();
+}
+
 void JobManager::SchedulerLoop() {
-  std::unique_lock lock(mutex_);
-  while (!stopping_) {
-    CheckAttempts();
-    AdmitQueued();
+  while (true) {
+    Step();
+    std::unique_lock lock(mutex_);
+    if (stopping_) return;
     changed_.wait_for(lock, std::chrono::milliseconds(20));
+    if (stopping_) return;
   }
 }
 

@@ -18,8 +18,15 @@
 //  - When an attempt ends, no task of it is left RUNNING: a task its AM did not see end
 //    is LOST ("the application master ended before this task did"), or KILLED when the
 //    job was killed.
+//  - No lock is held across a backend call (squeue, sbatch, a process start) or the job
+//    history's I/O: a scheduler pass polls the backend and starts attempts outside the
+//    mutex, and changed records are written after it is released (Flush), in the order
+//    they changed. A slow backend delays only the scheduler, never the API or the AMs.
+//  - Step() is one scheduler pass; Start() runs passes on a thread of its own (woken by
+//    every change, and at least every 20 ms for backends that must be polled). Tests call
+//    Recover() and then Step() themselves.
 // Thread-safety: all public methods are safe from any thread (one mutex, GUARDED_BY in
-// comments); the scheduler runs on its own thread.
+// comments); Step() is called by one thread at a time.
 #pragma once
 
 #include <condition_variable>
@@ -54,8 +61,14 @@ class JobManager {
              std::string home);
   ~JobManager();
 
+  // Loads the unfinished jobs and re-attaches the running ones (Recover), then starts
+  // the scheduler thread.
   Status Start();
+  Status Recover();
   void Stop();
+  // One scheduler pass: polls the running attempts, ends those that ended, admits queued
+  // jobs and starts their attempts.
+  void Step();
 
   Result<std::string> Submit(JobSpec spec);
   Result<Json> Kill(const std::string& id);
@@ -84,12 +97,24 @@ class JobManager {
 
  private:
   void SchedulerLoop();
-  void CheckAttempts();   // REQUIRES mutex_
-  void AdmitQueued();     // REQUIRES mutex_
+  struct Polled {
+    std::string id;
+    AttemptHandle handle;
+    std::optional<ExitInfo> exit;
+    AttemptNote note;
+  };
+  void ApplyPolls(const std::vector<Polled>& polled);  // REQUIRES mutex_
+  // Admits what fits now: records the new attempts and reserves their resources; the
+  // caller starts them outside the mutex.
+  std::vector<std::string> AdmitQueued();             // REQUIRES mutex_
+  void Started(const std::string& id, const Result<AttemptHandle>& handle);  // REQUIRES mutex_
+  // Writes every changed record to the history, outside mutex_, oldest change first.
+  void Flush();
   // cluster_failure: the backend's words when the cluster itself ended the attempt.
   void EndAttempt(JobRecord& job, const ExitInfo& am_exit, const std::string& cluster_failure = "");  // REQUIRES mutex_
   void Changed(JobRecord& job);                              // REQUIRES mutex_
   JobRecord* FindLive(const std::string& id);                // REQUIRES mutex_
+  Json KillLive(const std::string& id);  // a live job's summary after the kill; null when not live
   AttemptLaunch LaunchFor(const JobRecord& job) const;
   void Release(const std::string& id);                       // REQUIRES mutex_
   void RunInBackground(std::function<void()> work);  // REQUIRES mutex_
@@ -106,6 +131,10 @@ class JobManager {
   std::map<std::string, JobRecord> live_;            // GUARDED_BY(mutex_)
   std::deque<std::string> queue_;                    // GUARDED_BY(mutex_)
   std::map<std::string, AttemptHandle> handles_;     // GUARDED_BY(mutex_)
+  std::set<std::string> starting_;                   // attempts being started; GUARDED_BY(mutex_)
+  std::set<std::string> dirty_;                      // changed, not yet written; GUARDED_BY(mutex_)
+  std::mutex flush_mutex_;                           // one Flush at a time: writes stay in order
+  std::mutex step_mutex_;                            // one Step at a time
   std::map<std::string, Admission> reserved_;        // GUARDED_BY(mutex_)
   Resources free_;                                   // GUARDED_BY(mutex_)
   std::set<int> free_gpus_;                          // GUARDED_BY(mutex_)

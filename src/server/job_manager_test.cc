@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <future>
 #include <thread>
 
 #include "server/test_jobs.h"
@@ -50,6 +51,26 @@ class JobManagerTest : public ::testing::Test {
   std::unique_ptr<SeriesStore>& series_ = jobs_.series;
   std::unique_ptr<JobManager>& manager_ = jobs_.manager;
 };
+
+TEST_F(JobManagerTest, ASlowBackendStallsNeitherTheApiNorTheAms) {
+  std::string id = manager_->Submit(Spec("patient", 1, 1)).value();
+  ASSERT_TRUE(Eventually([&] { return State(id) == "RUNNING"; }));
+  backend_.Stall(true);  // the scheduler's next poll blocks, as a squeue that hangs would
+  backend_.WaitForStalledPoll();
+  // Every call below would wait for the stalled poll if the scheduler held the mutex; the
+  // future's bound is only a hang guard.
+  auto calls = std::async(std::launch::async, [&] {
+    EXPECT_EQ(manager_->Get(id, 0, 0).value()["state"], "RUNNING");
+    EXPECT_EQ(manager_->List(JobFilter{}).value()["total"], 1);
+    EXPECT_TRUE(ReportJson(*manager_, id, 1, Json{{"state", "RUNNING"}, {"tasks", Json::array()}}).ok());
+    std::string queued = manager_->Submit(Spec("behind", 1, 1)).value();
+    EXPECT_EQ(manager_->Kill(queued).value()["state"], "KILLED");
+  });
+  bool answered = calls.wait_for(std::chrono::seconds(20)) == std::future_status::ready;
+  backend_.Stall(false);
+  calls.wait();
+  EXPECT_TRUE(answered) << "an API call waited for the backend";
+}
 
 TEST_F(JobManagerTest, RefusesJobsLargerThanTheCluster) {
   auto id = manager_->Submit(Spec("huge", 5, 1));

@@ -1,8 +1,10 @@
 // FakeBackend: a ClusterBackend for tests. Attempts are entries in a table; the test
-// ends them with Finish() and checks what was started and killed.
+// ends them with Finish() and checks what was started and killed. Stall(true) makes
+// PollAttempt block until Stall(false), as a slow batch system's squeue does.
 // Thread-safety: every method takes the internal mutex.
 #pragma once
 
+#include <condition_variable>
 #include <map>
 #include <mutex>
 #include <vector>
@@ -25,7 +27,12 @@ class FakeBackend final : public ClusterBackend {
     return AttemptHandle{id};
   }
   std::optional<ExitInfo> PollAttempt(const AttemptHandle& handle) override {
-    std::lock_guard lock(mutex_);
+    std::unique_lock lock(mutex_);
+    if (stalled_) {
+      ++stalled_polls_;
+      unstalled_.notify_all();
+      unstalled_.wait(lock, [this] { return !stalled_; });
+    }
     auto it = running_.find(handle.backend_id);
     if (it == running_.end() || !it->second) return std::nullopt;
     ExitInfo exit = *it->second;
@@ -62,6 +69,16 @@ class FakeBackend final : public ClusterBackend {
     return killed_;
   }
   void set_alive_after_restart(bool alive) { alive_after_restart_ = alive; }
+  void Stall(bool stalled) {
+    std::lock_guard lock(mutex_);
+    stalled_ = stalled;
+    unstalled_.notify_all();
+  }
+  // Waits until a poll is blocked in a stall.
+  void WaitForStalledPoll() {
+    std::unique_lock lock(mutex_);
+    unstalled_.wait(lock, [this] { return stalled_polls_ > 0; });
+  }
   // What the cluster says of an attempt (a batch system's reasons).
   void SetNote(const std::string& attempt_id, AttemptNote note) {
     std::lock_guard lock(mutex_);
@@ -76,6 +93,9 @@ class FakeBackend final : public ClusterBackend {
   std::map<std::string, std::optional<ExitInfo>> running_;
   std::map<std::string, AttemptNote> notes_;
   bool alive_after_restart_ = false;
+  bool stalled_ = false;
+  int stalled_polls_ = 0;
+  std::condition_variable unstalled_;
 };
 
 }  // namespace shoal
