@@ -154,6 +154,7 @@ int ServerCommand(int argc, char** argv) {
       return 1;
     }
     capacity = on_slurm->Capacity();
+    on_slurm->StartPolling();
     backend = std::move(on_slurm);
   } else {
     backend = std::make_unique<LocalBackend>(capacity, SelfExecutable(), RealProcessLauncher::Instance());

@@ -142,48 +142,93 @@ std::vector<std::string> SlurmBackend::DownNodes(const std::string& nodes) const
   return UnhealthyNodes(out->out);
 }
 
-void SlurmBackend::CheckNodes(Watched& w, int64_t now) {
-  if (w.state->state != "RUNNING" || w.state->nodes.empty()) return;
-  if (w.nodes_checked_ms >= 0 && now - w.nodes_checked_ms < options_.node_check_interval_ms) return;
-  w.nodes_checked_ms = now;
-  for (std::string& node : DownNodes(w.state->nodes)) {
-    if (std::find(w.unresponsive.begin(), w.unresponsive.end(), node) == w.unresponsive.end()) {
-      w.unresponsive.push_back(std::move(node));
-    }
-  }
-}
-
 void SlurmBackend::Refresh(bool force) {
+  // 1. which jobs are due (under the mutex), 2. Slurm's answers (without it), 3. the
+  // answers applied, 4. node checks for running and failed jobs (without it), 5. applied.
   int64_t now = clock_.NowMillis();
   std::vector<std::string> ids;
-  for (const auto& [id, w] : watched_) {
-    bool final = w.state && IsFinalSlurmState(w.state->state);
-    if (!final && (force || w.polled_ms < 0 || now - w.polled_ms >= options_.poll_interval_ms)) ids.push_back(id);
+  {
+    std::lock_guard lock(mutex_);
+    for (const auto& [id, w] : watched_) {
+      bool final = w.state && IsFinalSlurmState(w.state->state);
+      if (!final && (force || w.polled_ms < 0 || now - w.polled_ms >= options_.poll_interval_ms)) ids.push_back(id);
+    }
+    for (const std::string& id : ids) watched_[id].polled_ms = now;
   }
   if (ids.empty()) return;
-  for (auto& [id, state] : Query(ids)) {
+  std::map<std::string, SlurmJobState> states = Query(ids);
+  std::map<std::string, std::string> check_nodes;  // job id -> its nodes, to ask sinfo about
+  {
+    std::lock_guard lock(mutex_);
+    for (auto& [id, state] : states) {
+      Watched& w = watched_[id];
+      w.state = state;
+      bool running_check = state.state == "RUNNING" && !state.nodes.empty() &&
+                           (w.nodes_checked_ms < 0 || now - w.nodes_checked_ms >= options_.node_check_interval_ms);
+      bool ended_check = IsFinalSlurmState(state.state) && w.ended_note.empty() && IsClusterFailure(state.state);
+      if (running_check) w.nodes_checked_ms = now;
+      if (running_check || ended_check) check_nodes[id] = state.nodes;
+    }
+  }
+  std::map<std::string, std::vector<std::string>> down;
+  for (const auto& [id, nodes] : check_nodes) down[id] = DownNodes(nodes);
+  std::lock_guard lock(mutex_);
+  for (auto& [id, state] : states) {
     Watched& w = watched_[id];
-    w.state = state;
-    CheckNodes(w, now);
-    if (IsFinalSlurmState(state.state) && w.ended_note.empty()) {
-      std::vector<std::string> down;
-      if (IsClusterFailure(state.state)) {
-        down = DownNodes(state.nodes);
-        if (down.empty()) down = w.unresponsive;
+    for (const std::string& node : down[id]) {
+      if (state.state == "RUNNING" &&
+          std::find(w.unresponsive.begin(), w.unresponsive.end(), node) == w.unresponsive.end()) {
+        w.unresponsive.push_back(node);
       }
-      w.ended_note = IsClusterFailure(state.state) ? DescribeClusterEnd(state, down)
+    }
+    if (IsFinalSlurmState(state.state) && w.ended_note.empty()) {
+      std::vector<std::string> failed_nodes;
+      if (IsClusterFailure(state.state)) {
+        failed_nodes = down[id];
+        if (failed_nodes.empty()) failed_nodes = w.unresponsive;
+      }
+      w.ended_note = IsClusterFailure(state.state) ? DescribeClusterEnd(state, failed_nodes)
                      : state.state == "GONE"        ? "Slurm no longer knows job " + id
                                                     : "";
       if (!w.ended_note.empty()) LogInfo("Slurm job " + id + ": " + w.ended_note);
     }
   }
-  for (const std::string& id : ids) watched_[id].polled_ms = now;
+}
+
+void SlurmBackend::StartPolling() {
+  std::lock_guard lock(mutex_);
+  if (poller_.joinable()) return;
+  polling_ = true;
+  poller_ = std::thread([this] {
+    std::unique_lock lock(mutex_);
+    while (polling_) {
+      lock.unlock();
+      Refresh(false);
+      lock.lock();
+      stop_polling_.wait_for(lock, std::chrono::milliseconds(std::max(50, options_.poll_interval_ms / 4)),
+                             [this] { return !polling_; });
+    }
+  });
+}
+
+SlurmBackend::~SlurmBackend() {
+  {
+    std::lock_guard lock(mutex_);
+    polling_ = false;
+  }
+  stop_polling_.notify_all();
+  if (poller_.joinable()) poller_.join();
 }
 
 std::optional<ExitInfo> SlurmBackend::PollAttempt(const AttemptHandle& handle) {
+  bool polling;
+  {
+    std::lock_guard lock(mutex_);
+    watched_.try_emplace(handle.backend_id);  // an attempt of an earlier server process
+    polling = poller_.joinable();
+  }
+  if (!polling) Refresh(false);  // no poller thread (unit tests): refresh here
   std::lock_guard lock(mutex_);
-  watched_.try_emplace(handle.backend_id);  // an attempt of an earlier server process
-  Refresh(false);
   const Watched& w = watched_[handle.backend_id];
   if (!w.state || !IsFinalSlurmState(w.state->state)) return std::nullopt;
   if (w.state->state == "GONE") return ExitInfo{255, 0};
@@ -225,7 +270,6 @@ void SlurmBackend::KillAttempt(const AttemptLaunch& launch, const AttemptHandle&
   (void)commands_.Run({"scancel", id});
   int64_t deadline = clock_.NowMillis() + 30'000;
   while (!ended() && clock_.NowMillis() < deadline) SleepMillis(200);
-  std::lock_guard lock(mutex_);
   Refresh(true);
 }
 

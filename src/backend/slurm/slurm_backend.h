@@ -9,9 +9,11 @@
 //    refusal (a job that can never run, a bad partition) is the attempt's error. Slurm
 //    gives each component of a heterogeneous job nodes of its own, so a job with more
 //    roles than the cluster has usable nodes is refused before sbatch.
-//  - PollAttempt never blocks for long: it asks squeue (JSON) at most once per
-//    poll interval for every attempt it watches, falling back to `scontrol show job` and
-//    sacct for a job squeue no longer lists; the attempt has ended once Slurm's job is final.
+//  - PollAttempt reads a cache. StartPolling() starts the thread that keeps it: squeue
+//    (JSON) at most once per poll interval for every attempt it watches, falling back to
+//    `scontrol show job` and sacct for a job squeue no longer lists. Without that thread
+//    (unit tests), PollAttempt refreshes the cache itself. No Slurm command runs under the
+//    backend's mutex. The attempt has ended once Slurm's job is final.
 //  - Note says why a job waits (PENDING, Resources ...) and, for an attempt the cluster
 //    ended (NODE_FAIL, PREEMPTED, TIMEOUT ...), why. NODE_FAIL names the job's nodes that
 //    are down when the end is seen or, when none is (a node back in service at once),
@@ -23,7 +25,9 @@
 #pragma once
 
 #include <map>
+#include <condition_variable>
 #include <mutex>
+#include <thread>
 
 #include "backend/cluster_backend.h"
 #include "backend/slurm/slurm_commands.h"
@@ -43,6 +47,9 @@ struct SlurmOptions {
 class SlurmBackend final : public ClusterBackend {
  public:
   SlurmBackend(SlurmCommands& commands, std::string shoal_executable, SlurmOptions options, const Clock& clock);
+  ~SlurmBackend() override;
+  // Starts the thread that polls Slurm for the watched attempts (the server calls it).
+  void StartPolling();
 
   // Reads the cluster's capacity; an error says why Slurm cannot be used.
   Status Connect();
@@ -66,14 +73,12 @@ class SlurmBackend final : public ClusterBackend {
     int64_t nodes_checked_ms = -1;
     std::vector<std::string> unresponsive;  // its nodes seen down or not responding while it ran
   };
-  // Asks Slurm about every watched job, at most once per poll interval. REQUIRES mutex_
+  // Asks Slurm about every watched job, at most once per poll interval. EXCLUDES mutex_
   void Refresh(bool force);
   // squeue, then scontrol, then sacct: the states of these jobs Slurm still knows.
   std::map<std::string, SlurmJobState> Query(const std::vector<std::string>& ids) const;
   // The nodes of a Slurm node list that are down, failing, drained or not responding.
   std::vector<std::string> DownNodes(const std::string& nodes) const;
-  // While the job runs: remembers which of its nodes stop responding. REQUIRES mutex_
-  void CheckNodes(Watched& w, int64_t now);
   std::string SlurmIdOf(const AttemptLaunch& launch);
 
   SlurmCommands& commands_;
@@ -85,6 +90,9 @@ class SlurmBackend final : public ClusterBackend {
   std::mutex mutex_;
   std::map<std::string, Watched> watched_;          // Slurm job id -> what is known; GUARDED_BY(mutex_)
   std::map<std::string, std::string> attempts_;     // "job-1/2" -> Slurm job id; GUARDED_BY(mutex_)
+  bool polling_ = false;                            // GUARDED_BY(mutex_)
+  std::condition_variable stop_polling_;
+  std::thread poller_;
 };
 
 }  // namespace shoal
