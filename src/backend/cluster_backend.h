@@ -14,6 +14,7 @@
 // server's scheduler, the AM's loop) unless they say otherwise.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -64,6 +65,9 @@ class ClusterBackend {
   // Whether this cluster can run such a job at all (beyond capacity); an error is the
   // user's to fix (InvalidArgument) and refuses the job at submit.
   virtual Status Accepts(const JobSpec&) const { return Status::Ok(); }
+  // Called (from any thread) when an attempt may have ended, so the owner polls at once
+  // instead of at its next tick. Set once, before the first StartAttempt.
+  virtual void SetChangeCallback(std::function<void()>) {}
 };
 
 struct ContainerLaunch {
@@ -88,6 +92,8 @@ class ContainerLauncher {
   virtual std::vector<std::pair<std::string, ExitInfo>> Poll() = 0;
   // Hostname tasks of this launcher run on, as other tasks reach them.
   virtual std::string Host() const = 0;
+  // Called (from any thread) when a container may have ended; set once, before Launch.
+  virtual void SetChangeCallback(std::function<void()>) {}
 };
 
 }  // namespace shoal

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "common/backoff.h"
+#include "common/child_watcher.h"
 #include "common/files.h"
 #include "common/inherited_environment.h"
 #include "common/log.h"
@@ -284,7 +285,14 @@ int ContainerAgent::Supervise(Programs& programs, int log_fd, int heartbeat_ms, 
   size_t running = pids.size();
   while (running > 0) {
     (void)capture.Pump(capture.open() ? 50 : 0);
-    if (!capture.open()) SleepMillis(20);
+    if (!capture.open()) {
+      // The output is closed: wait for a program's exit itself (a pidfd), not a tick.
+      std::vector<pid_t> left;
+      for (size_t i = 0; i < pids.size(); ++i) {
+        if (!exits[i]) left.push_back(pids[i]);
+      }
+      WaitForAnyExit(left, 50);
+    }
     for (size_t i = 0; i < pids.size(); ++i) {
       if (exits[i] || !(exits[i] = processes_.TryWait(pids[i]))) continue;
       --running;

@@ -63,8 +63,8 @@ void ApplicationMaster::RequestKill(const std::string& reason) {
   {
     std::lock_guard lock(mutex_);
     kill_reason_ = reason;
+    kill_requested_ = true;
   }
-  kill_requested_ = true;
   changed_.notify_all();
 }
 
@@ -291,6 +291,14 @@ Status ApplicationMaster::StartFrameworkServices() {
   return Status::Ok();
 }
 
+void ApplicationMaster::Wake() {
+  {
+    std::lock_guard lock(mutex_);
+    wake_ = true;
+  }
+  changed_.notify_all();
+}
+
 void ApplicationMaster::LaunchContainers() {
   // Agents inherit the allowlist only (a Slurm step adds its own SLURM_* variables).
   auto env = InheritedEnvironment(CurrentEnvironment());
@@ -395,7 +403,10 @@ void ApplicationMaster::Loop() {
     if (version != reported_version_ || done || series_due) Report(done);
     if (done) return;
     std::unique_lock lock(mutex_);
-    changed_.wait_for(lock, std::chrono::milliseconds(20));
+    // Woken by every agent message and every agent's exit; the tick drives the timeouts.
+    changed_.wait_for(lock, std::chrono::milliseconds(100),
+                      [&] { return wake_ || tracker_->version() != version || (kill_requested_ && !kill_applied); });
+    wake_ = false;
   }
 }
 
@@ -424,6 +435,7 @@ int ApplicationMaster::Run() {
     return 1;
   }
   LogInfo("attempt " + std::to_string(options_.attempt) + " of " + options_.job_id + ": serving containers at " + am_addr_);
+  launcher_.SetChangeCallback([this] { Wake(); });
   Report(false);
   if (plan.ok()) {
     LaunchContainers();

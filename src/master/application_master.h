@@ -104,6 +104,8 @@ class ApplicationMaster {
   std::mutex mutex_;
   std::condition_variable changed_;
   std::atomic<bool> kill_requested_{false};
+  bool wake_ = false;  // an agent exited: the loop polls at once; GUARDED_BY(mutex_)
+  void Wake();
   std::string kill_reason_;
   int64_t reported_version_ = 0;
   std::vector<TaskSeries> unreported_series_;  // kept until a report carrying it succeeds

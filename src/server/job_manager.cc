@@ -14,6 +14,7 @@ JobManager::JobManager(JobStore& store, SeriesStore& series, ClusterBackend& bac
                        std::string server_url, std::string home)
     : store_(store), series_(series), backend_(backend), clock_(clock), server_url_(std::move(server_url)), home_(std::move(home)) {
   ClusterCapacity capacity = backend_.Capacity();
+  backend_.SetChangeCallback([this] { Wake(); });  // an AM exited: poll now, not at the next tick
   free_ = capacity.total;
   for (int i = 0; i < capacity.total.gpus; ++i) free_gpus_.insert(i);
 }
@@ -111,6 +112,15 @@ JobRecord* JobManager::FindLive(const std::string& id) {
 void JobManager::Changed(JobRecord& job) {
   ++job.version;
   dirty_.insert(job.id);
+  wake_ = true;
+  changed_.notify_all();
+}
+
+void JobManager::Wake() {
+  {
+    std::lock_guard lock(mutex_);
+    wake_ = true;
+  }
   changed_.notify_all();
 }
 
@@ -154,6 +164,7 @@ Result<std::string> JobManager::Submit(JobSpec spec) {
   std::lock_guard lock(mutex_);
   live_[id] = std::move(job);
   queue_.push_back(id);
+  wake_ = true;
   changed_.notify_all();
   return id;
 }
@@ -534,8 +545,10 @@ void JobManager::SchedulerLoop() {
   while (true) {
     Step();
     std::unique_lock lock(mutex_);
-    if (stopping_) return;
-    changed_.wait_for(lock, std::chrono::milliseconds(20));
+    // Woken by every change and every AM exit; the tick is for backends that must be
+    // polled (Slurm's cache) and for AMs the watcher cannot see (an earlier server's).
+    changed_.wait_for(lock, std::chrono::milliseconds(100), [this] { return wake_ || stopping_; });
+    wake_ = false;
     if (stopping_) return;
   }
 }

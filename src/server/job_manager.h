@@ -139,6 +139,8 @@ class JobManager {
   Resources free_;                                   // GUARDED_BY(mutex_)
   std::set<int> free_gpus_;                          // GUARDED_BY(mutex_)
   bool stopping_ = false;                            // GUARDED_BY(mutex_)
+  bool wake_ = false;                                // a change the scheduler must act on; GUARDED_BY(mutex_)
+  void Wake();                                       // EXCLUDES mutex_
   std::thread scheduler_;
   int background_running_ = 0;                       // GUARDED_BY(mutex_)
   Histogram heartbeat_rtt_;                          // thread-safe itself

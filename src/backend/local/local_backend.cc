@@ -87,6 +87,7 @@ Result<AttemptHandle> LocalBackend::StartAttempt(const AttemptLaunch& launch) {
   if (!pid.ok()) return pid.status().WithContext("cannot start the application master");
   std::lock_guard lock(mutex_);
   children_.insert(*pid);
+  if (watcher_) watcher_->Watch(*pid);
   return AttemptHandle{std::to_string(*pid)};
 }
 
@@ -127,6 +128,15 @@ void LocalBackend::CleanUpAttempt(const AttemptLaunch& launch) {
                                 "SHOAL_ATTEMPT_DIR=" + launch.attempt_dir});
 }
 
+void LocalBackend::SetChangeCallback(std::function<void()> changed) {
+  std::lock_guard lock(mutex_);
+  watcher_ = std::make_unique<ChildWatcher>(std::move(changed));
+}
+
+void LocalContainerLauncher::SetChangeCallback(std::function<void()> changed) {
+  watcher_ = std::make_unique<ChildWatcher>(std::move(changed));
+}
+
 bool LocalBackend::AttemptAlive(const AttemptHandle& handle) const {
   return ProcessExists(PidOf(handle));
 }
@@ -144,6 +154,7 @@ Result<std::string> LocalContainerLauncher::Launch(const ContainerLaunch& launch
   if (!pid.ok()) return pid.status();
   std::string id = "local-" + std::to_string(*pid);
   running_[id] = Running{*pid, 0};
+  if (watcher_) watcher_->Watch(*pid);
   return id;
 }
 

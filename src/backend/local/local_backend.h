@@ -14,10 +14,12 @@
 // threads; the set of children is guarded by a mutex.
 #pragma once
 
+#include <memory>
 #include <mutex>
 #include <set>
 
 #include "backend/cluster_backend.h"
+#include "common/child_watcher.h"
 
 namespace shoal {
 
@@ -36,9 +38,11 @@ class LocalBackend final : public ClusterBackend {
   void KillAttempt(const AttemptLaunch& launch, const AttemptHandle& handle) override;
   bool AttemptAlive(const AttemptHandle& handle) const override;
   void CleanUpAttempt(const AttemptLaunch& launch) override;
+  void SetChangeCallback(std::function<void()> changed) override;
 
  private:
   ClusterCapacity capacity_;
+  std::unique_ptr<ChildWatcher> watcher_;  // wakes the scheduler when an AM exits
   std::string executable_;
   ProcessLauncher& processes_;
   int kill_grace_ms_;
@@ -55,8 +59,10 @@ class LocalContainerLauncher final : public ContainerLauncher {
   void Kill(const std::string& container_id) override;
   std::vector<std::pair<std::string, ExitInfo>> Poll() override;
   std::string Host() const override { return "127.0.0.1"; }
+  void SetChangeCallback(std::function<void()> changed) override;
 
  private:
+  std::unique_ptr<ChildWatcher> watcher_;  // wakes the AM's loop when an agent exits
   struct Running {
     pid_t pid = 0;
     int64_t kill_at_ms = 0;  // when a stop escalates to SIGKILL; 0: not stopping

@@ -40,6 +40,7 @@ class SlurmContainerLauncher final : public ContainerLauncher {
   void Stop(const std::string& container_id, int grace_ms) override { steps_.Stop(container_id, grace_ms); }
   void Kill(const std::string& container_id) override { steps_.Kill(container_id); }
   std::vector<std::pair<std::string, ExitInfo>> Poll() override { return steps_.Poll(); }
+  void SetChangeCallback(std::function<void()> changed) override { steps_.SetChangeCallback(std::move(changed)); }
   std::string Host() const override { return host_; }
 
  private:

@@ -1,0 +1,44 @@
+// ChildWatcher: tells its owner at once when a watched child process exits, so waits are
+// event-driven (a pidfd per child, one epoll thread) instead of polling loops.
+//
+// Contract:
+//  - Watch(pid) starts watching a child of this process; on_exit() is called from the
+//    watcher's own thread soon after that child ends (it is not reaped: the owner's
+//    TryWait collects it). Watch returns false where the kernel has no pidfds (before
+//    Linux 5.3): the owner then keeps polling, as it must anyway for robustness.
+//  - on_exit must be quick and must not call back into the watcher.
+//  - WaitForAnyExit(pids, timeout) blocks until one of the pids has ended or the timeout
+//    passes (a plain sleep of at most 20 ms without pidfds).
+// Thread-safety: Watch from any thread; destruction stops the thread.
+#pragma once
+
+#include <sys/types.h>
+
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace shoal {
+
+class ChildWatcher {
+ public:
+  explicit ChildWatcher(std::function<void()> on_exit);
+  ~ChildWatcher();
+  ChildWatcher(const ChildWatcher&) = delete;
+  ChildWatcher& operator=(const ChildWatcher&) = delete;
+
+  bool Watch(pid_t pid);
+
+ private:
+  void Run();
+
+  std::function<void()> on_exit_;
+  int epoll_fd_ = -1;
+  int stop_fd_ = -1;  // an eventfd: written to stop the thread
+  std::thread thread_;
+};
+
+void WaitForAnyExit(const std::vector<pid_t>& pids, int timeout_ms);
+
+}  // namespace shoal
