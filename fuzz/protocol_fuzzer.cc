@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "protocol/api_messages.h"
 #include "protocol/attempt_messages.h"
 #include "protocol/task_messages.h"
 
@@ -33,7 +34,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   Json body = Json::parse(data + 1, data + size, nullptr, false);
   if (body.is_discarded()) return 0;
-  switch (data[0] % 16) {
+  switch (data[0] % 17) {
     case 0: RoundTrip<RegisterRequest>(body); break;
     case 1: RoundTrip<ClusterReply>(body); break;
     case 2: RoundTrip<StartedRequest>(body); break;
@@ -50,6 +51,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     case 13: RoundTrip<AttemptFetchReply>(body); break;
     case 14: RoundTrip<LaunchPlan>(body); break;
     case 15: RoundTrip<SavedModelUpdate>(body); break;
+    case 16: RoundTrip<SubmitRequest>(body); break;
   }
   return 0;
 }

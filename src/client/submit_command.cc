@@ -12,6 +12,7 @@
 #include "client/server_connection.h"
 #include "common/files.h"
 #include "common/paths.h"
+#include "protocol/api_messages.h"
 #include "submission/submission_check.h"
 
 namespace shoal {
@@ -54,12 +55,13 @@ Result<std::pair<HttpJsonClient, std::string>> ValidateAndSubmit(const ClientCon
   ASSIGN_OR_RETURN(std::vector<std::string> overrides, flags.Overrides());
   std::string text;
   if (!flags.file.empty()) text = ReadFile(flags.file).value();
-  Json body{{"spec", text},
-            {"overrides", overrides},
-            {"source_name", parsed.sources.source_name()},
-            {"base_dir", flags.file.empty() ? AbsolutePath(".") : DirName(AbsolutePath(flags.file))},
-            {"default_name", parsed.spec.name},
-            {"user", CurrentUserName()}};
+  protocol::SubmitRequest submit{text,
+                                 overrides,
+                                 parsed.sources.source_name(),
+                                 flags.file.empty() ? AbsolutePath(".") : DirName(AbsolutePath(flags.file)),
+                                 parsed.spec.name,
+                                 CurrentUserName()};
+  Json body = protocol::Encode(submit);
   ASSIGN_OR_RETURN(Json reply, server.Post("/api/v1/jobs", body));
   return std::make_pair(server, reply["id"].get<std::string>());
 }

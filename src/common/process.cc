@@ -191,6 +191,15 @@ std::map<std::string, std::string> CurrentEnvironment() {
 
 bool ProcessExists(pid_t pid) { return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM); }
 
+bool ProcessRunning(pid_t pid) {
+  if (!ProcessExists(pid)) return false;
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(stat, line)) return true;  // no /proc: assume it runs
+  size_t close_paren = line.rfind(')');        // the command name may hold spaces and parentheses
+  return close_paren == std::string::npos || close_paren + 2 >= line.size() || line[close_paren + 2] != 'Z';
+}
+
 std::vector<pid_t> FindProcessesWithEnvironment(const std::vector<std::string>& markers) {
   std::vector<pid_t> found;
   DIR* proc = opendir("/proc");

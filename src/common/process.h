@@ -75,6 +75,8 @@ std::map<std::string, std::string> CurrentEnvironment();
 
 // True while a process with this pid exists (it may be a zombie).
 bool ProcessExists(pid_t pid);
+// True while it exists and has not exited: a zombie waiting for its parent has ended.
+bool ProcessRunning(pid_t pid);
 
 // Pids of all processes whose environment holds every one of `markers` (NAME=value),
 // found by reading /proc/*/environ. Processes of other users that cannot be read are skipped.

@@ -115,6 +115,10 @@ double FieldReader::RequiredNumber(const char* field, double lo, double hi) {
 }
 
 std::optional<std::vector<int>> FieldReader::OptionalIntList(const char* field, int64_t lo, int64_t hi) {
+  if (const Json* raw = Raw(field); raw && !raw->is_null() && !raw->is_array()) {
+    Fail(field, "must be a list of integers");
+    return std::nullopt;
+  }
   const Json* items = Array(field);
   if (!items) return std::nullopt;
   std::vector<int> out;
@@ -135,6 +139,10 @@ std::vector<int> FieldReader::IntList(const char* field, int64_t lo, int64_t hi)
 
 std::vector<std::string> FieldReader::StringList(const char* field) {
   std::vector<std::string> out;
+  if (const Json* raw = Raw(field); raw && !raw->is_null() && !raw->is_array()) {
+    Fail(field, "must be a list of strings");
+    return out;
+  }
   const Json* items = Array(field);
   if (!items) return out;
   for (const Json& item : *items) {

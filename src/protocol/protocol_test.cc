@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include "protocol/api_messages.h"
 #include "protocol/attempt_messages.h"
 #include "protocol/task_messages.h"
 
@@ -106,6 +107,23 @@ TEST(ProtocolTest, RefusalsNameTheField) {
   ASSERT_FALSE(plan.ok());
   EXPECT_NE(plan.status().message().find("launch plan.env.A must be a string"), std::string::npos)
       << plan.status().message();
+}
+
+TEST(ProtocolTest, SubmitRequestsTakeTextOrAnObject) {
+  ExpectRoundTrip(SubmitRequest{"roles: {w: {command: 'true'}}", {"roles.w.instances=2"}, "job.yaml", "/d", "n", "ann"});
+  auto object = Decode<SubmitRequest>(Json::parse(R"({"spec": {"roles": {"w": {"command": "true"}}}})"));
+  ASSERT_TRUE(object.ok());
+  EXPECT_EQ(Json::parse(object->spec)["roles"]["w"]["command"], "true");
+  EXPECT_EQ(object->source_name, "job spec") << "defaults";
+  const Refusal refusals[] = {{R"({})", "submit.spec is missing"},
+                              {R"({"spec": 3})", "submit.spec must be the job spec"},
+                              {R"({"spec": "x", "overrides": "not a list"})", "submit.overrides must be a list of strings"},
+                              {R"({"spec": "x", "user": 7})", "submit.user must be a string"}};
+  for (const Refusal& c : refusals) {
+    auto decoded = Decode<SubmitRequest>(Json::parse(c.json));
+    ASSERT_FALSE(decoded.ok()) << c.json;
+    EXPECT_NE(decoded.status().message().find(c.names), std::string::npos) << decoded.status().message();
+  }
 }
 
 TEST(ProtocolTest, WaitQueriesAreWholeNumbers) {

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "runtime/framework.h"
+#include "runtime/launch_plan.h"
 
 namespace shoal {
 namespace {
@@ -106,6 +107,64 @@ TEST(Environment, PyTorchWithSeveralProcessesPerTask) {
   EXPECT_EQ(process["LOCAL_WORLD_SIZE"], "3");
   EXPECT_EQ(process["WORLD_SIZE"], "6");
   EXPECT_EQ(process["SHOAL_LOCAL_RANK"], "2");
+}
+
+// The layers of docs/environment.md, as PlanLaunch stacks them: each row sets a variable
+// in some layers and names the layer that must win.
+TEST(LaunchPlan, EnvironmentPrecedence) {
+  struct Row {
+    const char* variable;
+    bool in_job, in_role;
+    const char* winner;  // "job", "role", or "shoal" (Shoal's or the framework's own value)
+  };
+  const Row rows[] = {
+      {"ONLY_JOB", true, false, "job"},
+      {"BOTH", true, true, "role"},
+      {"ONLY_ROLE", false, true, "role"},
+      {"RANK", true, true, "shoal"},
+      {"SHOAL_JOB_ID", true, false, "shoal"},
+      {"CUDA_VISIBLE_DEVICES", false, true, "shoal"},
+      {"MASTER_PORT", true, true, "shoal"},
+  };
+  JobSpec spec = Spec("pytorch");
+  for (const Row& row : rows) {
+    if (row.in_job) spec.env[row.variable] = "job";
+    if (row.in_role) spec.roles[0].env[row.variable] = "role";
+  }
+  ClusterView cluster = TwoWorkers();
+  for (auto& task : cluster.tasks) task.processes = 2;
+  LaunchContext context{250, false, Json::array({Json{{"name", "train"}}}), Json::array()};
+  protocol::LaunchPlan plan = PlanLaunch(spec, *FindFramework("pytorch"), cluster, cluster.tasks[1], context);
+  for (const Row& row : rows) {
+    std::string expected = row.winner;
+    const std::string& got = plan.env[row.variable];
+    if (expected == "shoal") {
+      EXPECT_NE(got, "job") << row.variable;
+      EXPECT_NE(got, "role") << row.variable;
+      EXPECT_FALSE(got.empty() && std::string(row.variable) != "CUDA_VISIBLE_DEVICES") << row.variable;
+    } else {
+      EXPECT_EQ(got, expected) << row.variable;
+    }
+  }
+  EXPECT_EQ(plan.env["CUDA_VISIBLE_DEVICES"], "1,3");
+  ASSERT_EQ(plan.processes.size(), 2u) << "one entry per local process";
+  EXPECT_EQ(plan.processes[1].at("LOCAL_RANK"), "1");
+  EXPECT_EQ(plan.processes[1].at("RANK"), "3") << "task 1's second process: 2 processes before it, then 1";
+  EXPECT_EQ(plan.command, "true");
+  EXPECT_EQ(plan.heartbeat_ms, 250);
+  EXPECT_FALSE(plan.board_command.has_value());
+  EXPECT_EQ(plan.inputs, context.inputs);
+}
+
+TEST(LaunchPlan, SecretsAreMaskedAndMpiJobsWaitForTheirOrted) {
+  JobSpec spec = Spec("mpi");
+  spec.env["API_KEY"] = "s3cret-value";
+  spec.secrets.insert("API_KEY");
+  ClusterView cluster = TwoWorkers();
+  protocol::LaunchPlan plan = PlanLaunch(spec, *FindFramework("mpi"), cluster, cluster.tasks[0], LaunchContext{});
+  EXPECT_TRUE(plan.mpi);
+  EXPECT_EQ(plan.mask, std::vector<std::string>{"s3cret-value"});
+  EXPECT_EQ(plan.env["API_KEY"], "s3cret-value") << "the program gets the real value";
 }
 
 TEST(Registry, KnowsItsFrameworks) {

@@ -10,6 +10,7 @@
 #include "server/log_files.h"
 #include "server/metrics_page.h"
 #include "server/stack_capture.h"
+#include "protocol/api_messages.h"
 #include "protocol/attempt_messages.h"
 #include "spec/spec_parser.h"
 #include "submission/submission_check.h"
@@ -35,19 +36,18 @@ std::optional<std::string> OptionalParam(const httplib::Request& req, const char
 //  "overrides": ["path=value"], "source_name": "job.yaml", "base_dir": "/abs", "user": "name"}
 Result<Json> SubmitJob(JobManager& jobs, const std::optional<Caller>& caller, const httplib::Request& req) {
   ASSIGN_OR_RETURN(Json body, ParseBody(req));
-  if (!body.contains("spec")) return InvalidArgument("the body needs \"spec\": the job spec as YAML text or an object");
+  ASSIGN_OR_RETURN(protocol::SubmitRequest submit, protocol::Decode<protocol::SubmitRequest>(body));
   ParseOptions options;
-  options.source_name = body.value("source_name", "job spec");
-  options.base_dir = body.value("base_dir", "/");
-  options.default_name = body.value("default_name", "job");
-  options.overrides = body.value("overrides", std::vector<std::string>{});
+  options.source_name = submit.source_name;
+  options.base_dir = submit.base_dir;
+  options.default_name = submit.default_name;
+  options.overrides = submit.overrides;
   options.known_frameworks = KnownFrameworks();
-  std::string text = body["spec"].is_string() ? body["spec"].get<std::string>() : body["spec"].dump();
-  ASSIGN_OR_RETURN(ParsedSpec parsed, ParseJobSpec(text, options));
+  ASSIGN_OR_RETURN(ParsedSpec parsed, ParseJobSpec(submit.spec, options));
   // The CLI's check, with the same file and line numbers: the API accepts no spec that
   // `shoal submit` would refuse.
   RETURN_IF_ERROR(CheckSubmission(parsed, jobs.Capacity()));
-  parsed.spec.user = SubmitterName(caller, body.contains("user") && body["user"].is_string() ? body["user"].get<std::string>() : "");
+  parsed.spec.user = SubmitterName(caller, submit.user);
   ASSIGN_OR_RETURN(std::string id, jobs.Submit(std::move(parsed.spec)));
   return Json{{"id", id}};
 }

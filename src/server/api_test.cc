@@ -87,8 +87,9 @@ TEST_P(ApiTest, RefusesMalformedBodiesAndUnknownJobsWithClear4xx) {
   } cases[] = {
       {"POST", "/api/v1/jobs", "{not json", 400, "not valid JSON"},
       {"POST", "/api/v1/jobs", "[1,2]", 400, "must be a JSON object"},
-      {"POST", "/api/v1/jobs", R"({"spec": 5})", 400, ""},
-      {"POST", "/api/v1/jobs", R"({"nospec": 1})", 400, "\"spec\""},
+      {"POST", "/api/v1/jobs", R"({"spec": 5})", 400, "submit.spec must be the job spec as YAML text or an object"},
+      {"POST", "/api/v1/jobs", R"({"nospec": 1})", 400, "submit.spec is missing"},
+      {"POST", "/api/v1/jobs", R"({"spec": "x", "overrides": "a=1"})", 400, "submit.overrides must be a list of strings"},
       {"POST", "/api/v1/jobs/job-42/kill", "{}", 404, "no job 'job-42'"},
       {"POST", "/api/v1/jobs/job-42/save-model", "{}", 404, "no job 'job-42'"},
       {"GET", "/api/v1/jobs/job-42/series", "", 404, "no job 'job-42'"},

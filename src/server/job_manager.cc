@@ -1,6 +1,7 @@
 #include "server/job_manager.h"
 
 #include <algorithm>
+#include <filesystem>
 
 #include "common/files.h"
 #include "common/paths.h"
@@ -27,8 +28,41 @@ AttemptLaunch JobManager::LaunchFor(const JobRecord& job) const {
   return AttemptLaunch{job.id, attempt.number, server_url_, attempt.dir, job.spec, token, ServerInfoPath(home_)};
 }
 
+namespace {
+
+// Renames the attempt folders of `job` that its record does not know (their attempt ran,
+// but the history could not record it), so that no new attempt writes into them.
+// Returns a sentence for each, for the job's message.
+std::vector<std::string> SetAsideUnrecordedAttempts(const std::string& home, const JobRecord& job, int64_t now_ms) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> notes;
+  std::error_code ec;
+  fs::path jobs_dir = fs::path(home) / "jobs" / job.id;
+  for (const auto& entry : fs::directory_iterator(jobs_dir, ec)) {
+    std::string name = entry.path().filename().string();
+    if (!name.starts_with("attempt-") || name.find_first_not_of("0123456789", 8) != std::string::npos) continue;
+    int number = std::atoi(name.c_str() + 8);
+    if (number <= static_cast<int>(job.attempts.size())) continue;
+    fs::path aside = entry.path().string() + ".unrecorded-" + std::to_string(now_ms);
+    fs::rename(entry.path(), aside, ec);
+    if (ec) continue;
+    LogError(job.id + ": attempt " + std::to_string(number) + " ran but its record was lost; its folder is now " +
+             aside.string());
+    notes.push_back("attempt " + std::to_string(number) + " ran but the history could not record it (see " +
+                    aside.string() + ")");
+  }
+  return notes;
+}
+
+}  // namespace
+
 Status JobManager::Recover() {
   ASSIGN_OR_RETURN(std::vector<JobRecord> unfinished, store_.LoadUnfinished());
+  for (JobRecord& job : unfinished) {
+    for (const std::string& note : SetAsideUnrecordedAttempts(home_, job, clock_.WallMillis())) {
+      job.message = job.message.empty() ? note : job.message + "; " + note;
+    }
+  }
   // Whether each running attempt's AM lives is the backend's to say: asked before the lock.
   std::map<std::string, bool> alive;
   for (const JobRecord& job : unfinished) {
@@ -134,9 +168,27 @@ void JobManager::Flush() {
     }
     dirty_.clear();
   }
+  std::vector<std::string> failed;
+  Status first_error;
   for (const JobRecord& record : records) {
-    if (Status s = store_.Update(record); !s.ok()) LogError(s.ToString());
+    if (Status s = store_.Update(record); !s.ok()) {
+      failed.push_back(record.id);
+      if (first_error.ok()) first_error = s;
+    }
   }
+  std::lock_guard lock(mutex_);
+  if (failed.empty()) {
+    if (history_failing_) LogInfo("the job history is written again");
+    history_failing_ = false;
+    return;
+  }
+  // Kept dirty: the next pass writes them again (a full disk that was freed, say).
+  dirty_.insert(failed.begin(), failed.end());
+  if (!history_failing_) {
+    LogError("cannot write the job history: " + first_error.message() + "; the changes of " +
+             std::to_string(failed.size()) + " job(s) are kept and written again until it works");
+  }
+  history_failing_ = true;
 }
 
 Result<std::string> JobManager::Submit(JobSpec spec) {
@@ -226,6 +278,14 @@ Result<Json> JobManager::Get(const std::string& id, int64_t wait_version, int wa
 
 Result<Json> JobManager::List(const JobFilter& filter) {
   ASSIGN_OR_RETURN(auto listed, store_.List(filter));
+  // A live job is shown as it is now, even when the history could not be written (a full
+  // disk): the list and a job's status never disagree.
+  {
+    std::lock_guard lock(mutex_);
+    for (Json& summary : listed.first) {
+      if (JobRecord* job = FindLive(summary.value("id", ""))) summary = job->Summary();
+    }
+  }
   return Json{{"jobs", listed.first}, {"total", listed.second}, {"limit", filter.limit}, {"offset", filter.offset}};
 }
 

@@ -18,6 +18,10 @@
 //  - When an attempt ends, no task of it is left RUNNING: a task its AM did not see end
 //    is LOST ("the application master ended before this task did"), or KILLED when the
 //    job was killed.
+//  - A record the history cannot take (a full disk) stays in memory, is shown as it is by
+//    Get and List, and is written again at every pass until it is written; the error is
+//    logged once. At Recover, attempt folders the history does not know (an attempt whose
+//    record was lost) are renamed, never reused: a new attempt never writes over them.
 //  - No lock is held across a backend call (squeue, sbatch, a process start) or the job
 //    history's I/O: a scheduler pass polls the backend and starts attempts outside the
 //    mutex, and changed records are written after it is released (Flush), in the order
@@ -140,6 +144,7 @@ class JobManager {
   std::set<int> free_gpus_;                          // GUARDED_BY(mutex_)
   bool stopping_ = false;                            // GUARDED_BY(mutex_)
   bool wake_ = false;                                // a change the scheduler must act on; GUARDED_BY(mutex_)
+  bool history_failing_ = false;                     // the last Flush could not write; GUARDED_BY(mutex_)
   void Wake();                                       // EXCLUDES mutex_
   std::thread scheduler_;
   int background_running_ = 0;                       // GUARDED_BY(mutex_)

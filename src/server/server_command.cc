@@ -40,8 +40,8 @@ int StopServer(const std::string& home) {
   // A server listening beyond loopback (for a Slurm cluster's nodes, say) refuses the call
   // from a non-loopback address; it is this home's server on this machine: signal it.
   if (!stopped.ok() && pid > 0) kill(pid, SIGTERM);
-  for (int i = 0; i < 200 && ProcessExists(pid); ++i) usleep(50'000);
-  if (ProcessExists(pid)) {
+  for (int i = 0; i < 200 && ProcessRunning(pid); ++i) usleep(50'000);
+  if (ProcessRunning(pid)) {
     std::fprintf(stderr, "shoal server: the server (pid %d) did not stop within 10 s\n", pid);
     return 1;
   }

@@ -182,3 +182,35 @@ def test_a_job_succeeds_when_the_server_restarts_on_another_port_while_it_runs(s
     assert len(status["attempts"]) == 1, "no retry was wasted"
     am_log = (shoal.home / "jobs" / job_id / "attempt-1" / "am.log").read_text()
     assert "the server now listens at " + server_url(shoal) in am_log, am_log
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="mounting a small tmpfs as the home needs root")
+def test_a_full_home_disk_keeps_list_and_status_in_agreement_and_loses_no_attempt(shoal, tmp_path):
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", str(shoal.home)], check=True)
+    try:
+        shoal.start_server()
+        job_id = shoal.submit(release_spec(tmp_path, "crowded", extra="max_attempts: 2"))
+        wait_running(shoal, job_id)
+        # the home's disk fills up while the job runs
+        subprocess.run(["dd", "if=/dev/zero", f"of={shoal.home}/filler", "bs=64k"], capture_output=True)
+        assert os.statvfs(shoal.home).f_bavail == 0
+        (tmp_path / "release").write_text("")
+        status = shoal.wait_state(job_id, ("SUCCEEDED", "FAILED"), 60)
+        listed = {j["id"]: j for j in json.loads(shoal.run("list", "--json", check=0).stdout)["jobs"]}
+        assert listed[job_id]["state"] == status["state"], (listed[job_id], status["state"])
+        server_log = (shoal.home / "server.out").read_text(errors="replace")
+        assert server_log.count("cannot write the job history") == 1, "logged once, not at every pass"
+        (shoal.home / "filler").unlink()
+        wait_for(lambda: "the job history is written again" in (shoal.home / "server.out").read_text(errors="replace"),
+                 10, what="the kept changes to be written")
+        shoal.run("server", "--stop", check=0)
+        shoal.stop_server()
+        shoal.start_server()
+        after = shoal.status(job_id)
+        assert after["state"] == status["state"] and len(after["attempts"]) == len(status["attempts"]), after
+        assert after["state"] == "SUCCEEDED", after
+    finally:
+        shoal.run("server", "--stop")
+        shoal.stop_server()
+        wait_for(lambda: subprocess.run(["umount", str(shoal.home)], capture_output=True).returncode == 0, 20,
+                 what="the test's tmpfs to be unmounted")

@@ -3,6 +3,7 @@ loopback (scripts/ceph-up.sh), started once for the session and stopped at its e
 Inputs in the three modes (download, placeholder, stream), outputs committed with
 _SUCCESS, Save Model during a run, and the inputs refused before anything starts."""
 import json
+import shutil
 import os
 import re
 import subprocess
@@ -410,24 +411,48 @@ roles:
 
 
 def test_an_input_gone_by_the_time_the_job_starts_fails_it_before_any_task(shoal, tmp_path):
-    """The client checks inputs at submit; a spec posted straight to the API (or data
-    deleted meanwhile) is caught by the job master, which starts no task."""
+    """The API checks inputs at submit as the CLI does; data deleted while the job waits in
+    the queue is caught by the job master, which starts no task."""
+    import urllib.error
     import urllib.request
-    warm_up = write_spec(tmp_path, "roles: {worker: {cpus: 0.25, memory: 64M, command: 'true'}}", "warm.yaml")
-    assert shoal.run("wait", shoal.submit(warm_up)).returncode == 0  # starts the embedded server
+    shoal.start_server("--cpus", "1")
     url = json.loads((shoal.home / "server.json").read_text())["url"]
+
+    def post(spec_text):
+        body = json.dumps({"spec": spec_text, "base_dir": str(tmp_path), "user": "test"}).encode()
+        request = urllib.request.Request(f"{url}/api/v1/jobs", body, {"Content-Type": "application/json",
+                                                                       "Authorization": f"Bearer {shoal.token()}",
+                                                                       "Connection": "close"})
+        try:
+            with urllib.request.urlopen(request) as reply:
+                return reply.status, json.loads(reply.read())
+        except urllib.error.HTTPError as error:
+            return error.code, json.loads(error.read())
+
     spec = f"""
 name: vanished
 inputs: [{{name: train, uri: "{tmp_path}/gone/*.csv"}}]
 roles:
   worker: {{instances: 2, cpus: 0.25, memory: 64M, command: "echo started"}}
 """
-    body = json.dumps({"spec": spec, "base_dir": str(tmp_path), "user": "test"}).encode()
-    request = urllib.request.Request(f"{url}/api/v1/jobs", body, {"Content-Type": "application/json",
-                                                                   "Authorization": f"Bearer {shoal.token()}",
-                                                                   "Connection": "close"})
-    with urllib.request.urlopen(request) as reply:
-        job_id = json.loads(reply.read())["id"]
+    status, reply = post(spec)
+    assert status == 404 and "gone/*.csv" in reply["error"]["message"], (status, reply)
+    assert "matches no file or object" in reply["error"]["message"], reply
+
+    (tmp_path / "gone").mkdir()
+    (tmp_path / "gone" / "a.csv").write_text("1,2\n")
+    blocker = write_spec(tmp_path, f"""
+name: blocker
+roles: {{worker: {{cpus: 1, memory: 64M, command: 'while [ ! -e {tmp_path}/release ]; do sleep 0.05; done'}}}}
+""", "blocker.yaml")
+    first = shoal.submit(blocker)
+    shoal.wait_state(first, "RUNNING")
+    status, reply = post(spec)
+    assert status == 200, reply
+    job_id = reply["id"]
+    assert shoal.status(job_id)["state"] == "QUEUED"
+    shutil.rmtree(tmp_path / "gone")
+    (tmp_path / "release").write_text("")
     status = shoal.wait_state(job_id, "FAILED", timeout=60)
     assert "matches no file or object" in status["message"], status
     assert "gone/*.csv" in status["message"], status

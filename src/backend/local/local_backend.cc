@@ -111,14 +111,8 @@ void LocalBackend::KillAttempt(const AttemptLaunch& launch, const AttemptHandle&
   processes_.Signal(pid, SIGTERM);
   auto& clock = SystemClock::Instance();
   int64_t deadline = clock.NowMillis() + kill_grace_ms_;
-  while (ProcessExists(pid) && clock.NowMillis() < deadline) {
-    // Reaping here would steal the exit from PollAttempt: a zombie counts as ended.
-    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-    std::string field, comm, state;
-    stat >> field >> comm >> state;
-    if (state == "Z") break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
+  // Reaping here would steal the exit from PollAttempt: a zombie counts as ended.
+  while (ProcessRunning(pid) && clock.NowMillis() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   processes_.SignalGroup(pid, SIGKILL);
   CleanUpAttempt(launch);
 }
