@@ -20,6 +20,18 @@ Result<std::string> ReadFile(const std::string& path) {
   return text.str();
 }
 
+Result<std::string> ReadFileTail(const std::string& path, size_t max_bytes) {
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) return NotFound("cannot read '" + path + "': " + strerror(errno));
+  std::streamoff size = in.tellg();
+  std::streamoff start = size > static_cast<std::streamoff>(max_bytes) ? size - static_cast<std::streamoff>(max_bytes) : 0;
+  in.seekg(start);
+  std::string text(static_cast<size_t>(size - start), '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<size_t>(in.gcount()));
+  return text;
+}
+
 Status WriteFileAtomic(const std::string& path, const std::string& content) {
   std::string tmp = path + ".tmp-" + std::to_string(getpid());
   {

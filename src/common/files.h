@@ -10,6 +10,8 @@
 namespace shoal {
 
 Result<std::string> ReadFile(const std::string& path);
+// The last `max_bytes` of a file (all of it when shorter).
+Result<std::string> ReadFileTail(const std::string& path, size_t max_bytes);
 // Writes to path.tmp-<pid> and renames over path.
 Status WriteFileAtomic(const std::string& path, const std::string& content);
 // The same for a secret: the file is created with mode 0600 and never readable by others.

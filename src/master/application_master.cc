@@ -257,7 +257,15 @@ void ApplicationMaster::DriveMpirun() {
   if (auto exit = processes.TryWait(mpirun_pid_)) {
     mpirun_ended_ = true;
     if (!exit->success()) {
-      tracker_->Fail("mpirun ended with " + exit->Describe() + "; see " + options_.attempt_dir + "/mpirun.log");
+      std::string log_path = options_.attempt_dir + "/mpirun.log";
+      std::string verdict = "mpirun ended with " + exit->Describe() + "; see " + log_path;
+      auto log = ReadFileTail(log_path, 256 * 1024);
+      auto failed = log.ok() ? FailedRankFromMpirunOutput(*log, spec_) : std::nullopt;
+      if (failed) {
+        tracker_->FailTask(failed->task_rank, failed->exit, failed->description + " (" + verdict + ")");
+      } else {
+        tracker_->Fail(verdict);
+      }
     } else {
       tracker_->ReleaseSuccess();
     }

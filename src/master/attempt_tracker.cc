@@ -80,6 +80,10 @@ void AttemptTracker::Finish(AttemptState state, const std::string& message) {
   ++version_;
   for (auto& task : tasks_) {
     if (task.state == TaskState::kPending) Move(task, TaskState::kKilled, "not started: the attempt ended first");
+    if (task.awaiting_verdict && state != AttemptState::kSucceeded) {
+      task.awaiting_verdict = false;
+      Move(task, TaskState::kKilled, "stopped: " + message);
+    }
   }
 }
 
@@ -192,6 +196,10 @@ Status AttemptTracker::Exited(const std::string& role, int index, const ExitInfo
   task->signal = exit.signal;
   if (task->stop_requested) {
     Move(*task, TaskState::kKilled, task->message.empty() ? "stopped by Shoal" : task->message);
+  } else if (exit.success() && success_held_ && !IsFinal(state_)) {
+    task->awaiting_verdict = true;  // mpirun decides (ReleaseSuccess, FailTask)
+    task->finished_ms = clock_.WallMillis();
+    ++version_;
   } else if (exit.success()) {
     task->progress = 1.0;
     Move(*task, TaskState::kSucceeded, message);
@@ -207,7 +215,7 @@ void AttemptTracker::ContainerEnded(const std::string& container_id, const ExitI
     if (task.container_id != container_id) continue;
     task.container_ended = true;
     ++version_;
-    if (!IsFinal(task.state)) {
+    if (!IsFinal(task.state) && !task.awaiting_verdict) {
       if (task.stop_requested) {
         Move(task, TaskState::kKilled, task.message.empty() ? "stopped by Shoal" : task.message);
       } else {
@@ -221,6 +229,24 @@ void AttemptTracker::ContainerEnded(const std::string& container_id, const ExitI
 void AttemptTracker::ReleaseSuccess() {
   success_held_ = false;
   ++version_;
+  for (auto& task : tasks_) {
+    if (!task.awaiting_verdict) continue;
+    task.awaiting_verdict = false;
+    task.progress = 1.0;
+    Move(task, TaskState::kSucceeded, "");
+  }
+  Evaluate();
+}
+
+void AttemptTracker::FailTask(int rank, const ExitInfo& exit, const std::string& reason) {
+  if (rank < 0 || rank >= static_cast<int>(tasks_.size())) return Fail(reason);
+  TaskStatus& task = tasks_[rank];
+  task.awaiting_verdict = false;
+  task.exit_code = exit.exit_code;
+  task.signal = exit.signal;
+  if (task.state == TaskState::kLaunching || task.state == TaskState::kRegistered) task.state = TaskState::kRunning;
+  Move(task, TaskState::kFailed, reason);
+  Finish(AttemptState::kFailed, "task " + task.Name() + " failed: " + reason);
   Evaluate();
 }
 
@@ -238,7 +264,7 @@ void AttemptTracker::Tick() {
   if (IsFinal(state_)) return;
   int64_t now = clock_.NowMillis();
   for (auto& task : tasks_) {
-    if (IsFinal(task.state) || task.stop_requested || task.state == TaskState::kPending) continue;
+    if (IsFinal(task.state) || task.stop_requested || task.state == TaskState::kPending || task.awaiting_verdict) continue;
     // Until the program starts, a container waits for the others: the registration
     // timeout applies; from then on, heartbeats.
     bool starting = task.state == TaskState::kLaunching || task.state == TaskState::kRegistered;

@@ -64,6 +64,9 @@ struct TaskStatus {
   int64_t hung_since_ms = 0;  // wall time it was flagged
   bool stop_requested = false;
   bool container_ended = false;
+  // An MPI task whose program (orted) exited 0 while the attempt's success is held: it
+  // stays RUNNING until mpirun's verdict (ReleaseSuccess or FailTask) decides it.
+  bool awaiting_verdict = false;
 
   std::string Name() const { return role + "[" + std::to_string(index) + "]"; }
 };
@@ -91,9 +94,12 @@ class AttemptTracker {
   // Fails the attempt for a reason outside any task (mpirun failed, say).
   void Fail(const std::string& reason);
   // An MPI attempt succeeds only once mpirun exited 0: its orteds end cleanly even when
-  // a rank failed. HoldSuccess keeps the attempt from succeeding until ReleaseSuccess.
+  // a rank failed. HoldSuccess keeps the attempt, and every task whose program exits 0,
+  // from succeeding until ReleaseSuccess; FailTask (mpirun named the rank that failed)
+  // fails that task and the attempt, and the tasks that exited meanwhile end KILLED.
   void HoldSuccess() { success_held_ = true; }
   void ReleaseSuccess();
+  void FailTask(int rank, const ExitInfo& exit, const std::string& reason);
   void Tick();
 
   // Queries.

@@ -1,4 +1,5 @@
 #include "master/attempt_tracker.h"
+#include "master/mpi_launch.h"
 
 #include <gtest/gtest.h>
 
@@ -216,6 +217,60 @@ TEST(AttemptTracker, AHeldSuccessWaitsForItsRelease) {
   ASSERT_TRUE(released.Exited("worker", 0, {0, 0}, "").ok());
   released.ReleaseSuccess();
   EXPECT_EQ(released.state(), AttemptState::kSucceeded);
+}
+
+TEST(AttemptTracker, MpirunsVerdictDecidesTheTasksThatExitedCleanly) {
+  FakeClock clock;
+  AttemptTracker tracker(Spec(3), "job-1", 1, {}, clock);
+  tracker.HoldSuccess();
+  StartAll(tracker);
+  // rank 1 died; mpirun stopped the others, whose orteds all ended with 0
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(tracker.Exited("worker", i, {0, 0}, "").ok());
+  EXPECT_EQ(tracker.Find("worker", 1)->state, TaskState::kRunning) << "no task succeeds before mpirun's verdict";
+  clock.Advance(60'000);
+  tracker.Tick();
+  EXPECT_EQ(tracker.Find("worker", 0)->state, TaskState::kRunning) << "a task awaiting the verdict sends no heartbeat";
+  tracker.FailTask(1, ExitInfo{3, 0}, "MPI rank 1 exited with code 3");
+  EXPECT_EQ(tracker.state(), AttemptState::kFailed);
+  EXPECT_EQ(tracker.Find("worker", 1)->state, TaskState::kFailed);
+  EXPECT_EQ(tracker.Find("worker", 1)->message, "MPI rank 1 exited with code 3");
+  EXPECT_EQ(tracker.Find("worker", 1)->exit_code, 3) << "the rank's exit, not its orted's";
+  EXPECT_EQ(tracker.Find("worker", 0)->state, TaskState::kKilled);
+  EXPECT_EQ(tracker.Find("worker", 2)->state, TaskState::kKilled);
+  EXPECT_NE(tracker.message().find("task worker[1] failed: MPI rank 1"), std::string::npos) << tracker.message();
+
+  AttemptTracker succeeded(Spec(2), "job-1", 1, {}, clock);
+  succeeded.HoldSuccess();
+  StartAll(succeeded);
+  for (int i = 0; i < 2; ++i) ASSERT_TRUE(succeeded.Exited("worker", i, {0, 0}, "").ok());
+  succeeded.ReleaseSuccess();
+  EXPECT_EQ(succeeded.Find("worker", 0)->state, TaskState::kSucceeded);
+  EXPECT_EQ(succeeded.Find("worker", 1)->state, TaskState::kSucceeded);
+}
+
+TEST(MpiLaunch, MpirunsOutputNamesTheRankThatEndedTheJob) {
+  JobSpec spec = Spec(3);
+  spec.roles[0].nproc_per_node = 2;  // MPI ranks 0-1 on task 0, 2-3 on task 1, 4-5 on task 2
+  auto by_code = FailedRankFromMpirunOutput(
+      "[1,3]<stdout>:rank 3 dies\n-----\nmpirun detected that one or more processes exited with non-zero status, "
+      "thus causing\nthe job to be terminated. The first process to do so was:\n\n  Process name: [[24835,1],3]\n"
+      "  Exit code:    3\n-----\n",
+      spec);
+  ASSERT_TRUE(by_code.has_value());
+  EXPECT_EQ(by_code->mpi_rank, 3);
+  EXPECT_EQ(by_code->task_rank, 1);
+  EXPECT_EQ(by_code->description, "MPI rank 3 exited with code 3");
+  EXPECT_EQ(by_code->exit.exit_code, 3);
+  auto by_signal = FailedRankFromMpirunOutput(
+      "mpirun noticed that process rank 4 with PID 777 on node shoal-task-2 exited on signal 9 (Killed).\n", spec);
+  ASSERT_TRUE(by_signal.has_value());
+  EXPECT_EQ(by_signal->task_rank, 2);
+  EXPECT_EQ(by_signal->description, "MPI rank 4 exited on signal 9 (Killed)");
+  EXPECT_EQ(by_signal->exit.signal, 9);
+  EXPECT_FALSE(FailedRankFromMpirunOutput("everything went fine\n", spec).has_value());
+  EXPECT_FALSE(FailedRankFromMpirunOutput("[1,0]<stdout>:  Process name: [[1,1],2]\n", spec).has_value())
+      << "a rank's own output cannot pose as mpirun's verdict";
+  EXPECT_FALSE(FailedRankFromMpirunOutput("Process name: [[1,1],99]\n", spec).has_value()) << "no such rank";
 }
 
 TEST(AttemptTracker, ContainersThatNeverRegisterTimeOut) {

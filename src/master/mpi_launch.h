@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "common/process.h"
 #include "spec/job_spec.h"
 
 namespace shoal {
@@ -27,5 +28,18 @@ std::string MpiHostfile(const JobSpec& spec);
 std::vector<std::string> MpirunArgv(const JobSpec& spec, const std::string& hostfile, const std::string& shoal_executable);
 // The orted command as the container runs it: in the foreground.
 std::string ForegroundOrted(std::string command);
+
+// The MPI rank whose end made mpirun end the job, as mpirun's output says: "process rank
+// R with PID P on node H exited on signal S (Name)", or "Process name: [[J,1],R]" followed
+// by "Exit code: C". `task_rank` is the Shoal task that ran it (the node H, or the task
+// whose slots hold MPI rank R: mpirun fills each host's slots in turn). Only mpirun's own
+// lines count: those a rank printed carry --tag-output's "[job,rank]<stream>:" prefix.
+struct MpiRankFailure {
+  int task_rank = 0;
+  int mpi_rank = 0;
+  ExitInfo exit{1, 0};      // how the rank ended, when mpirun said (else exit code 1)
+  std::string description;  // "MPI rank 1 exited with code 3"
+};
+std::optional<MpiRankFailure> FailedRankFromMpirunOutput(const std::string& output, const JobSpec& spec);
 
 }  // namespace shoal

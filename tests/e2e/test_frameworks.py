@@ -149,4 +149,9 @@ def test_a_dying_mpi_rank_fails_the_job_promptly_and_leaves_nothing(shoal):
                                    "worker=/usr/bin/python3 allreduce.py --fail-rank 1", check=1, timeout=120)
     assert time.monotonic() - started < 30, "the failure must end the job promptly"
     assert "FAILED" in result.stderr
+    status = shoal.status(job_id)
+    assert status["message"].startswith("task worker[1] failed: MPI rank 1 exited with code 3"), status["message"]
+    states = {t["index"]: t for t in status["attempts"][-1]["tasks"]}
+    assert states[1]["state"] == "FAILED" and states[1]["exit_code"] == 3, states[1]
+    assert states[0]["state"] == "KILLED" and states[2]["state"] == "KILLED", states
     assert shoal.job_processes(job_id) == []
