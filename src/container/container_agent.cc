@@ -21,7 +21,6 @@
 #include "container/progress_line.h"
 #include "container/resource_sampler.h"
 #include "container/stack_dump.h"
-#include "master/task_tokens.h"
 #include "protocol/task_messages.h"
 
 namespace shoal {
@@ -55,7 +54,7 @@ std::vector<int> VisibleGpus() {
 ContainerAgent::ContainerAgent(ContainerOptions options, ProcessLauncher& processes, const Clock& clock)
     : options_(std::move(options)), processes_(processes), clock_(clock), am_("http://" + options_.am_addr, 10'000) {
   // the task's token proves to the AM which task this is (master/task_tokens.h)
-  if (const char* token = std::getenv(kTaskTokenVariable); token && *token) am_.set_bearer_token(token);
+  if (const char* token = std::getenv(protocol::kTaskTokenVariable); token && *token) am_.set_bearer_token(token);
 }
 
 TaskId ContainerAgent::Task() const { return TaskId{options_.role, options_.index}; }

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "protocol/task_messages.h"
 
 namespace shoal {
 
@@ -34,7 +35,7 @@ class TaskTokens {
   std::string mpi_token_;
 };
 
-inline constexpr const char* kTaskTokenVariable = "SHOAL_TASK_TOKEN";
-inline constexpr const char* kMpiTokenVariable = "SHOAL_MPI_TOKEN";
+using protocol::kMpiTokenVariable;
+using protocol::kTaskTokenVariable;
 
 }  // namespace shoal

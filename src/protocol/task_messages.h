@@ -53,6 +53,10 @@ inline constexpr const char* kMpiCommandPath = "/am/v1/mpi/command";
 inline constexpr const char* kMpiLaunchPath = "/am/v1/mpi/launch";
 inline constexpr const char* kMpiWaitPath = "/am/v1/mpi/wait";
 
+// The variables that carry the task's and the MPI launcher's tokens (master/task_tokens.h).
+inline constexpr const char* kTaskTokenVariable = "SHOAL_TASK_TOKEN";
+inline constexpr const char* kMpiTokenVariable = "SHOAL_MPI_TOKEN";
+
 using EnvMap = std::map<std::string, std::string>;
 
 // Which task a message speaks for.
