@@ -7,31 +7,7 @@
 
 namespace shoal {
 
-protocol::TaskView ViewOf(const TaskStatus& task) {
-  protocol::TaskView v;
-  v.role = task.role;
-  v.index = task.index;
-  v.rank = task.rank;
-  v.state = task.state;
-  v.container_id = task.container_id;
-  v.host = task.host;
-  v.ports = task.ports;
-  v.gpus = task.gpus;
-  v.pid = task.pid;
-  v.progress = task.progress;
-  v.exit_code = task.exit_code;
-  v.signal = task.signal;
-  v.message = task.message;
-  v.started_ms = task.started_ms;
-  v.finished_ms = task.finished_ms;
-  v.service = task.service;
-  v.cpu = task.cpu_percent;
-  v.rss = task.rss_bytes;
-  v.heartbeat_rtt_ms = task.heartbeat_rtt_ms;
-  v.hung = task.hung;
-  v.hung_since_ms = task.hung_since_ms;
-  return v;
-}
+protocol::TaskView ViewOf(const TaskStatus& task) { return task; }
 
 AttemptTracker::AttemptTracker(const JobSpec& spec, std::string job_id, int attempt,
                                std::vector<std::vector<int>> task_gpus, const Clock& clock)
@@ -154,9 +130,9 @@ Result<bool> AttemptTracker::Heartbeat(const std::string& role, int index, const
   bool active = false;
   if (data.rtt_ms >= 0) task->heartbeat_rtt_ms = data.rtt_ms;
   if (data.sample) {
-    task->cpu_percent = data.sample->cpu;
-    active = task->cpu_percent >= kIdleCpuPercent;
-    task->rss_bytes = data.sample->rss;
+    task->cpu = data.sample->cpu;
+    active = task->cpu >= kIdleCpuPercent;
+    task->rss = data.sample->rss;
     AppendBounded(pending_samples_[task->rank], {*data.sample}, kMaxPending);
   }
   if (data.uploading) active = true;

@@ -36,39 +36,19 @@
 
 namespace shoal {
 
-struct TaskStatus {
-  std::string role;
-  int index = 0;
-  int rank = 0;
-  bool service = false;
+// A task as the AM tracks it: what it reports (protocol::TaskView: role, index, rank,
+// state, host, ports, GPUs, pid, progress, cpu, rss, exit, message, times, hung ...) and
+// what only the AM needs.
+struct TaskStatus : protocol::TaskView {
   bool tolerate_failure = false;
-  TaskState state = TaskState::kPending;
-  std::string container_id;
-  std::string host;
-  std::vector<int> ports;
-  std::vector<int> gpus;
-  int pid = 0;
-  double progress = 0;
-  double cpu_percent = 0;       // latest sample
-  int64_t rss_bytes = 0;        // latest sample
-  double heartbeat_rtt_ms = -1; // the container's last heartbeat round trip
   std::string board_url;        // the board running beside this task, if any
-  int exit_code = -1;
-  int signal = 0;
-  std::string message;
-  int64_t started_ms = 0;   // wall time the user program started
-  int64_t finished_ms = 0;  // wall time it ended
-  int64_t last_heard_ms = 0;  // monotonic, for heartbeat timeouts
-  int64_t last_active_ms = 0; // monotonic: the last progress, metric or CPU use seen
-  bool hung = false;          // running, but inactive for longer than timeouts.hang
-  int64_t hung_since_ms = 0;  // wall time it was flagged
+  int64_t last_heard_ms = 0;    // monotonic, for heartbeat timeouts
+  int64_t last_active_ms = 0;   // monotonic: the last progress, metric or CPU use seen
   bool stop_requested = false;
   bool container_ended = false;
   // An MPI task whose program (orted) exited 0 while the attempt's success is held: it
   // stays RUNNING until mpirun's verdict (ReleaseSuccess or FailTask) decides it.
   bool awaiting_verdict = false;
-
-  std::string Name() const { return role + "[" + std::to_string(index) + "]"; }
 };
 
 // The task as the AM reports it to the server.

@@ -355,7 +355,7 @@ TEST(AttemptTracker, HeartbeatsCarrySamplesAndMetricsToTheReport) {
   beat.metrics = {MetricPoint{5, 10, "loss", 0.5}};
   beat.rtt_ms = 1.5;
   ASSERT_TRUE(tracker.Heartbeat("worker", 1, beat).ok());
-  EXPECT_EQ(tracker.Find("worker", 1)->cpu_percent, 87.5);
+  EXPECT_EQ(tracker.Find("worker", 1)->cpu, 87.5);
   EXPECT_EQ(tracker.Snapshot().tasks[1].heartbeat_rtt_ms, 1.5);
   std::vector<TaskSeries> series = tracker.TakeSeries();
   ASSERT_EQ(series.size(), 1u) << "only the task that sent something";
