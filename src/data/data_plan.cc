@@ -39,10 +39,10 @@ Result<DataPlan> DataPlan::Make(const JobSpec& spec) {
     ASSIGN_OR_RETURN(std::vector<storage::ObjectInfo> files, storage::ExpandUri(input.uri));
     auto tasks = TasksOf(spec, input.roles);
     int n = static_cast<int>(tasks.size());
-    auto shares = input.mode == "stream" ? SplitRanges(files, n) : SplitWholeFiles(files, n);
+    auto shares = input.mode == InputMode::kStream ? SplitRanges(files, n) : SplitWholeFiles(files, n);
     for (int t = 0; t < n; ++t) {
       plan.inputs_[tasks[static_cast<size_t>(t)]].push_back(
-          {{"name", input.name}, {"mode", input.mode}, {"path", input.path}, {"epochs", input.epochs},
+          {{"name", input.name}, {"mode", Name(input.mode)}, {"path", input.path}, {"epochs", input.epochs},
            {"shuffle", input.shuffle}, {"base", BaseOf(input.uri, files)},
            {"shards", ShardsToJson(shares[static_cast<size_t>(t)])}});
     }

@@ -19,8 +19,8 @@ TEST(DataPlanTest, SplitsInputsAcrossNonServiceTasksAndNamesOutputFolders) {
   mem.CreateBucket("plan");
   for (int i = 0; i < 4; ++i) ASSERT_TRUE(mem.PutString("mem://plan/in/p" + std::to_string(i), std::string(10 + i, 'x')).ok());
   JobSpec spec = TwoWorkersAndAPs();
-  spec.inputs.push_back({.name = "train", .uri = "mem://plan/in/p*", .mode = "placeholder", .path = "train"});
-  spec.inputs.push_back({.name = "feed", .uri = "mem://plan/in/", .mode = "stream", .path = "feed"});
+  spec.inputs.push_back({.name = "train", .uri = "mem://plan/in/p*", .mode = InputMode::kPlaceholder, .path = "train"});
+  spec.inputs.push_back({.name = "feed", .uri = "mem://plan/in/", .mode = InputMode::kStream, .path = "feed"});
   spec.outputs.push_back({.name = "model", .path = "model", .uri = "mem://plan/out/"});
   spec.outputs.push_back({.name = "best", .path = "best", .uri = "mem://plan/best", .from = "worker[1]"});
   auto plan = DataPlan::Make(spec);

@@ -78,12 +78,16 @@ Status TaskData::Prepare(std::map<std::string, std::string>& env) {
   bool streams = false;
   for (const Json& input : inputs_) {
     std::string name = input.value("name", "");
-    std::string mode = input.value("mode", "download");
-    if (mode == "download") {
+    std::optional<InputMode> mode = Parse<InputMode>(input.value("mode", ""));
+    if (!mode) {
+      return InvalidArgument("input \"" + name + "\" has the mode '" + input.value("mode", "") + "'; one of " +
+                             NameList<InputMode>() + " was expected");
+    }
+    if (*mode == InputMode::kDownload) {
       std::string folder = LocalFolder(input);
       RETURN_IF_ERROR(Download(input, folder).WithContext("input \"" + name + "\""));
       env[VariableName(name) + "_DIR"] = folder;
-    } else if (mode == "placeholder") {
+    } else if (*mode == InputMode::kPlaceholder) {
       std::string joined, lines;
       for (const Shard& shard : ShardsFromJson(input["shards"])) {
         joined += (joined.empty() ? "" : ",") + shard.uri;
@@ -94,7 +98,7 @@ Status TaskData::Prepare(std::map<std::string, std::string>& env) {
       RETURN_IF_ERROR(WriteFileAtomic(list, lines));
       env[VariableName(name) + "_FILE"] = list;
       if (joined.size() <= kMaxListVariable) env[VariableName(name)] = joined;
-    } else if (mode == "stream") {
+    } else {
       streams = true;
     }
   }
@@ -127,7 +131,7 @@ void TaskData::StartFeeding() {
     sigaddset(&pipe_signal, SIGPIPE);
     pthread_sigmask(SIG_BLOCK, &pipe_signal, nullptr);
     for (const Json& input : inputs_) {
-      if (input.value("mode", "") != "stream") continue;
+      if (Parse<InputMode>(input.value("mode", "")) != InputMode::kStream) continue;
       StreamOptions options;
       options.epochs = input.value("epochs", 1);
       options.shuffle = input.value("shuffle", false);

@@ -271,6 +271,10 @@ TEST(MpiLaunch, MpirunsOutputNamesTheRankThatEndedTheJob) {
   EXPECT_FALSE(FailedRankFromMpirunOutput("[1,0]<stdout>:  Process name: [[1,1],2]\n", spec).has_value())
       << "a rank's own output cannot pose as mpirun's verdict";
   EXPECT_FALSE(FailedRankFromMpirunOutput("Process name: [[1,1],99]\n", spec).has_value()) << "no such rank";
+  // found by fuzz_mpirun_output: a node name past the job's tasks
+  auto far = FailedRankFromMpirunOutput("noticed that process rank 1 with PID 7 on node shoal-task-9 exited on signal 9\n", spec);
+  ASSERT_TRUE(far.has_value());
+  EXPECT_EQ(far->task_rank, 0) << "MPI rank 1 is in task 0's slots";
 }
 
 TEST(AttemptTracker, ContainersThatNeverRegisterTimeOut) {

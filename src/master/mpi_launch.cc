@@ -96,7 +96,7 @@ std::optional<MpiRankFailure> FailedRankFromMpirunOutput(const std::string& all_
     if (mpi_rank && node != std::string::npos && node < line_end) {
       size_t name_end = output.find(' ', node + 9);
       std::optional<int> task = RankFromMpiHost(output.substr(node + 9, name_end - node - 9));
-      if (!task) task = TaskOfMpiRank(spec, *mpi_rank);
+      if (!task || *task >= spec.TotalTasks()) task = TaskOfMpiRank(spec, *mpi_rank);  // a node of this job only
       size_t how = output.find(" exited on ", node);
       std::string ended = how != std::string::npos && how < line_end
                               ? output.substr(how + 1, line_end - how - 1)

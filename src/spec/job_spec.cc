@@ -51,7 +51,7 @@ Json ToJson(const JobSpec& spec) {
   }
   Json inputs = Json::array();
   for (const auto& in : spec.inputs) {
-    inputs.push_back({{"name", in.name}, {"uri", in.uri}, {"mode", in.mode}, {"path", in.path},
+    inputs.push_back({{"name", in.name}, {"uri", in.uri}, {"mode", Name(in.mode)}, {"path", in.path},
                       {"epochs", in.epochs}, {"shuffle", in.shuffle}, {"roles", in.roles}});
   }
   Json outputs = Json::array();
@@ -106,7 +106,7 @@ JobSpec JobSpecFromJson(const Json& json) {
   }
   spec.files = json.value("files", std::vector<std::string>{});
   for (const Json& i : json.value("inputs", Json::array())) {
-    spec.inputs.push_back({i.value("name", ""), i.value("uri", ""), i.value("mode", "download"), i.value("path", ""),
+    spec.inputs.push_back({i.value("name", ""), i.value("uri", ""), Parse<InputMode>(i.value("mode", "download")).value_or(InputMode::kDownload), i.value("path", ""),
                            i.value("epochs", 1), i.value("shuffle", false),
                            i.value("roles", std::vector<std::string>{})});
   }

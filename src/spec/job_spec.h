@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "common/json.h"
+#include "protocol/states.h"
 #include "spec/resources.h"
 
 namespace shoal {
@@ -67,7 +68,7 @@ struct ArchiveSpec {
 struct InputSpec {
   std::string name;               // letters, digits, '_': SHOAL_INPUT_<NAME> in placeholder mode
   std::string uri;                // a path, file:// or s3:// URI; globs allowed; paths made absolute
-  std::string mode = "download";  // download | placeholder | stream
+  InputMode mode = InputMode::kDownload;  // protocol/states.h
   std::string path;               // download: the folder in the task directory (default: name)
   int epochs = 1;                 // stream: how many times the share is fed
   bool shuffle = false;           // stream: shuffle the order of the share's pieces per epoch

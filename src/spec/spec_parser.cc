@@ -256,9 +256,12 @@ class SpecReader {
         ok = ReadStorageUri(entry["uri"], field + ".uri", &input.uri) && ok;
       }
       if (auto n = entry["mode"]) {
-        ReadString(n, field + ".mode", &input.mode);
-        if (input.mode != "download" && input.mode != "placeholder" && input.mode != "stream") {
-          Issue(field + ".mode", "unknown mode '" + input.mode + "'", "use download, placeholder or stream");
+        std::string mode;
+        ReadString(n, field + ".mode", &mode);
+        if (auto parsed = Parse<InputMode>(mode)) {
+          input.mode = *parsed;
+        } else {
+          Issue(field + ".mode", "unknown mode '" + mode + "'", std::string("use one of ") + NameList<InputMode>());
           ok = false;
         }
       }
@@ -273,7 +276,7 @@ class SpecReader {
         }
       }
       if (auto n = entry["shuffle"]) ReadBool(n, field + ".shuffle", &input.shuffle);
-      if (input.mode != "stream" && (entry["epochs"] || entry["shuffle"])) {
+      if (input.mode != InputMode::kStream && (entry["epochs"] || entry["shuffle"])) {
         Issue(field, "epochs and shuffle apply to stream mode only", "set mode: stream or remove them");
       }
       if (auto n = entry["roles"]) {

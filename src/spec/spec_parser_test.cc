@@ -220,7 +220,7 @@ roles:
   ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
   const JobSpec& spec = parsed->spec;
   ASSERT_EQ(spec.inputs.size(), 2u);
-  EXPECT_EQ(spec.inputs[0].mode, "download");
+  EXPECT_EQ(spec.inputs[0].mode, InputMode::kDownload);
   EXPECT_EQ(spec.inputs[0].path, "train");
   EXPECT_EQ(spec.inputs[1].uri, "/tmp/jobs/data/") << "paths are made absolute";
   EXPECT_EQ(spec.inputs[1].epochs, 2);
