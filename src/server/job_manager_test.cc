@@ -72,6 +72,32 @@ TEST_F(JobManagerTest, ASlowBackendStallsNeitherTheApiNorTheAms) {
   EXPECT_TRUE(answered) << "an API call waited for the backend";
 }
 
+TEST(JobManagerSteps, TestsStepTheSchedulerThemselves) {
+  // No scheduler thread: every pass is the test's, on a fake clock, so nothing races it.
+  const std::string db = "/tmp/shoal-steps-test-" + std::to_string(getpid()) + ".db";
+  unlink(db.c_str());
+  auto store = JobStore::Open(db).value();
+  auto series = SeriesStore::Open(db).value();
+  FakeClock clock;
+  FakeBackend backend{ClusterCapacity{{2, 8LL << 30, 0}, {2, 8LL << 30, 0}}};
+  JobManager manager(*store, *series, backend, clock, "http://127.0.0.1:1", "/tmp/shoal-steps-home");
+  ASSERT_TRUE(manager.Recover().ok());
+  std::string first = manager.Submit(Spec("first", 2, 1)).value();
+  std::string second = manager.Submit(Spec("second", 1, 1)).value();
+  EXPECT_EQ(manager.Get(first, 0, 0).value()["state"], "QUEUED") << "nothing happens between passes";
+  manager.Step();
+  EXPECT_EQ(manager.Get(first, 0, 0).value()["state"], "RUNNING");
+  EXPECT_EQ(manager.Get(second, 0, 0).value()["state"], "QUEUED") << "the cluster is full";
+  EXPECT_EQ(backend.started(), std::vector<std::string>{first + "/1"});
+  ASSERT_TRUE(ReportJson(manager, first, 1, Json{{"state", "SUCCEEDED"}, {"tasks", Json::array()}, {"final", true}}).ok());
+  backend.Finish(first + "/1", ExitInfo{0, 0});
+  manager.Step();  // sees the AM's end and admits the next job in the same pass
+  EXPECT_EQ(manager.Get(first, 0, 0).value()["state"], "SUCCEEDED");
+  EXPECT_EQ(manager.Get(second, 0, 0).value()["state"], "RUNNING");
+  manager.Stop();
+  for (const char* suffix : {"", "-wal", "-shm"}) unlink((db + suffix).c_str());
+}
+
 TEST_F(JobManagerTest, RefusesJobsLargerThanTheCluster) {
   auto id = manager_->Submit(Spec("huge", 5, 1));
   ASSERT_FALSE(id.ok());
