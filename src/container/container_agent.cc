@@ -54,7 +54,7 @@ std::vector<int> VisibleGpus() {
 ContainerAgent::ContainerAgent(ContainerOptions options, ProcessLauncher& processes, const Clock& clock)
     : options_(std::move(options)), processes_(processes), clock_(clock), am_("http://" + options_.am_addr, 10'000) {
   // the task's token proves to the AM which task this is (master/task_tokens.h)
-  if (const char* token = std::getenv(protocol::kTaskTokenVariable); token && *token) am_.set_bearer_token(token);
+  if (!options_.task_token.empty()) am_.set_bearer_token(options_.task_token);
 }
 
 TaskId ContainerAgent::Task() const { return TaskId{options_.role, options_.index}; }
@@ -120,7 +120,7 @@ int ContainerAgent::Run() {
   }
   env["SHOAL_TASK_DIR"] = options_.task_dir;
   // The attempt's marker, by which the backend's sweep finds what the program leaves behind.
-  if (const char* marker = std::getenv("SHOAL_ATTEMPT_DIR")) env["SHOAL_ATTEMPT_DIR"] = marker;
+  if (!options_.attempt_dir_marker.empty()) env["SHOAL_ATTEMPT_DIR"] = options_.attempt_dir_marker;
   if (Status s = Localize(plan.files, plan.archives, options_.task_dir, processes_, env); !s.ok()) {
     LogError(s.ToString());
     ReportExit({127, 0}, "before the program started: " + s.message());

@@ -6,10 +6,11 @@
 #include "common/log.h"
 #include "common/termination.h"
 #include "container/container_agent.h"
+#include "protocol/task_messages.h"
 
 namespace shoal {
 
-int ContainerCommand(int argc, char** argv) {
+Result<ContainerOptions> ParseContainerArgs(int argc, char** argv, const std::map<std::string, std::string>& env) {
   CLI::App app{"The container agent of one task. The application master starts it; users do not."};
   ContainerOptions options;
   app.add_option("--am", options.am_addr, "the AM's host:port")->required();
@@ -26,8 +27,18 @@ int ContainerCommand(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : 2;
+    if (app.exit(e) == 0) return Aborted("");  // --help
+    return InvalidArgument(e.what());
   }
+  if (auto token = env.find(protocol::kTaskTokenVariable); token != env.end()) options.task_token = token->second;
+  if (auto marker = env.find("SHOAL_ATTEMPT_DIR"); marker != env.end()) options.attempt_dir_marker = marker->second;
+  return options;
+}
+
+int ContainerCommand(int argc, char** argv) {
+  auto parsed = ParseContainerArgs(argc, argv, CurrentEnvironment());
+  if (!parsed.ok()) return parsed.status().code() == StatusCode::kAborted ? 0 : 2;
+  ContainerOptions options = std::move(parsed).value();
   SetLogComponent("container " + options.role + "[" + std::to_string(options.index) + "]");
   BlockTerminationSignals();
   ContainerAgent agent(options, RealProcessLauncher::Instance(), SystemClock::Instance());

@@ -8,6 +8,7 @@
 #include "common/log.h"
 #include "common/termination.h"
 #include "master/application_master.h"
+#include "protocol/attempt_messages.h"
 
 namespace shoal {
 
@@ -29,6 +30,9 @@ int AmCommand(int argc, char** argv) {
     return app.exit(e) == 0 ? 0 : 2;
   }
   SetLogComponent("am " + options.job_id + "/" + std::to_string(options.attempt));
+  // The attempt's token: taken out of the environment at once, so nothing the AM starts inherits it.
+  if (const char* token = std::getenv(protocol::kAttemptTokenVariable); token && *token) options.attempt_token = token;
+  unsetenv(protocol::kAttemptTokenVariable);
   options.shoal_executable = SelfExecutable();
 
   // SIGTERM (shoal kill) and SIGINT end the attempt KILLED.

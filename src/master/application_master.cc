@@ -37,8 +37,7 @@ Status MpiTokenMissing() {
 ApplicationMaster::ApplicationMaster(AmOptions options, ContainerLauncher& launcher, const Clock& clock)
     : options_(std::move(options)), launcher_(launcher), clock_(clock), server_(options_.server_url, 5000) {
   // The attempt's token is this AM's one credential; nothing it starts inherits it.
-  if (const char* token = std::getenv(protocol::kAttemptTokenVariable); token && *token) attempt_token_ = token;
-  unsetenv(protocol::kAttemptTokenVariable);
+  attempt_token_ = options_.attempt_token;
   server_.set_bearer_token(attempt_token_);
 }
 

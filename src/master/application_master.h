@@ -45,6 +45,7 @@ namespace shoal {
 struct AmOptions {
   std::string server_url;
   std::string server_info_path;  // <home>/server.json: a restarted server's new address
+  std::string attempt_token;     // the attempt's own token (am_command reads it from kAttemptTokenVariable)
   std::string job_id;
   int attempt = 1;
   std::string attempt_dir;
