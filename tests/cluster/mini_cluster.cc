@@ -1,0 +1,220 @@
+#include "tests/cluster/mini_cluster.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <vector>
+
+#include "common/files.h"
+#include "common/http_server.h"
+#include "container/container_command.h"
+#include "master/application_master.h"
+#include "runtime/framework.h"
+#include "server/api.h"
+#include "server/server_hooks.h"
+#include "spec/spec_parser.h"
+
+namespace shoal::testing {
+
+// Runs each agent of one AM on a thread of its own.
+class MiniLauncher final : public ContainerLauncher {
+ public:
+  explicit MiniLauncher(ProcessLauncher& programs) : programs_(programs) {}
+  ~MiniLauncher() override {
+    for (auto& [id, agent] : agents_) {
+      agent->agent->RequestStop();
+      if (agent->thread.joinable()) agent->thread.join();
+    }
+  }
+  Result<std::string> Launch(const ContainerLaunch& launch) override {
+    std::vector<std::string> args(launch.argv.begin() + 1, launch.argv.end());  // from "container" on
+    std::vector<char*> argv;
+    for (std::string& arg : args) argv.push_back(arg.data());
+    ASSIGN_OR_RETURN(ContainerOptions options, ParseContainerArgs(static_cast<int>(argv.size()), argv.data(), launch.env));
+    options.stop_grace_ms = 200;
+    std::string id = "mini-" + launch.role + "-" + std::to_string(launch.index) + "-" + std::to_string(launch.attempt);
+    auto agent = std::make_unique<Agent>();
+    agent->agent = std::make_unique<ContainerAgent>(options, programs_, SystemClock::Instance());
+    Agent* raw = agent.get();
+    agent->thread = std::thread([this, raw] {
+      int code = raw->agent->Run();
+      {
+        std::lock_guard lock(mutex_);
+        raw->exit = ExitInfo{code, 0};
+      }
+      if (changed_) changed_();
+    });
+    std::lock_guard lock(mutex_);
+    agents_[id] = std::move(agent);
+    return id;
+  }
+  void Stop(const std::string& id, int) override { Kill(id); }
+  void Kill(const std::string& id) override {
+    std::lock_guard lock(mutex_);
+    if (auto it = agents_.find(id); it != agents_.end()) it->second->agent->RequestStop();
+  }
+  std::vector<std::pair<std::string, ExitInfo>> Poll() override {
+    std::vector<std::pair<std::string, ExitInfo>> ended;
+    std::lock_guard lock(mutex_);
+    for (auto& [id, agent] : agents_) {
+      if (agent->exit && !agent->reported) {
+        agent->reported = true;
+        ended.emplace_back(id, *agent->exit);
+      }
+    }
+    return ended;
+  }
+  std::string Host() const override { return "127.0.0.1"; }
+  void SetChangeCallback(std::function<void()> changed) override { changed_ = std::move(changed); }
+
+ private:
+  struct Agent {
+    std::unique_ptr<ContainerAgent> agent;
+    std::thread thread;
+    std::optional<ExitInfo> exit;  // GUARDED_BY(mutex_)
+    bool reported = false;
+  };
+  ProcessLauncher& programs_;
+  std::mutex mutex_;
+  std::map<std::string, std::unique_ptr<Agent>> agents_;
+  std::function<void()> changed_;
+};
+
+// Runs each attempt's AM on a thread of its own; it outlives server restarts.
+class MiniBackend final : public ClusterBackend {
+ public:
+  explicit MiniBackend(ProcessLauncher& programs) : programs_(programs) {}
+  ~MiniBackend() override {
+    for (auto& [id, am] : ams_) {
+      am->am->RequestKill("the mini cluster is shutting down");
+      if (am->thread.joinable()) am->thread.join();
+    }
+  }
+  std::string name() const override { return "local"; }
+  ClusterCapacity Capacity() const override { return ClusterCapacity{{4, 8LL << 30, 0}, {4, 8LL << 30, 0}}; }
+  Result<AttemptHandle> StartAttempt(const AttemptLaunch& launch) override {
+    RETURN_IF_ERROR(MakeDirectories(launch.attempt_dir));
+    AmOptions options;
+    options.server_url = launch.server_url;
+    options.server_info_path = launch.server_info;
+    options.job_id = launch.job_id;
+    options.attempt = launch.attempt;
+    options.attempt_dir = launch.attempt_dir;
+    options.attempt_token = launch.token;
+    options.shoal_executable = "shoal";
+    options.heartbeat_interval_ms = 100;
+    options.stop_grace_ms = 300;
+    auto am = std::make_unique<Am>();
+    am->launcher = std::make_unique<MiniLauncher>(programs_);
+    am->am = std::make_unique<ApplicationMaster>(options, *am->launcher, SystemClock::Instance());
+    Am* raw = am.get();
+    am->thread = std::thread([this, raw] {
+      int code = raw->am->Run();
+      {
+        std::lock_guard lock(mutex_);
+        raw->exit = ExitInfo{code, 0};
+      }
+      if (changed_) changed_();
+    });
+    std::string id = launch.job_id + "/" + std::to_string(launch.attempt);
+    std::lock_guard lock(mutex_);
+    ams_[id] = std::move(am);
+    return AttemptHandle{id};
+  }
+  std::optional<ExitInfo> PollAttempt(const AttemptHandle& handle) override {
+    std::lock_guard lock(mutex_);
+    auto it = ams_.find(handle.backend_id);
+    return it == ams_.end() ? std::optional<ExitInfo>(ExitInfo{255, 0}) : it->second->exit;
+  }
+  void KillAttempt(const AttemptLaunch&, const AttemptHandle& handle) override {
+    Am* am = nullptr;
+    {
+      std::lock_guard lock(mutex_);
+      if (auto it = ams_.find(handle.backend_id); it != ams_.end()) am = it->second.get();
+    }
+    if (am) am->am->RequestKill("killed by the user");
+  }
+  void CleanUpAttempt(const AttemptLaunch&) override {}
+  bool AttemptAlive(const AttemptHandle& handle) const override {
+    std::lock_guard lock(mutex_);
+    auto it = ams_.find(handle.backend_id);
+    return it != ams_.end() && !it->second->exit;
+  }
+  void SetChangeCallback(std::function<void()> changed) override { changed_ = std::move(changed); }
+
+ private:
+  struct Am {
+    std::unique_ptr<MiniLauncher> launcher;
+    std::unique_ptr<ApplicationMaster> am;
+    std::thread thread;
+    std::optional<ExitInfo> exit;  // GUARDED_BY(mutex_)
+  };
+  ProcessLauncher& programs_;
+  mutable std::mutex mutex_;
+  std::map<std::string, std::unique_ptr<Am>> ams_;
+  std::function<void()> changed_;
+};
+
+MiniCluster::MiniCluster(const std::string& name)
+    : home_("/tmp/shoal-mini-" + name + "-" + std::to_string(getpid())),
+      auth_(ServerAuth::WithToken("mini-cluster-server-token", true)) {
+  std::filesystem::remove_all(home_);
+  (void)MakeDirectories(home_ + "/jobs");
+  backend_ = std::make_unique<MiniBackend>(programs_);
+  store_ = std::move(JobStore::Open(home_ + "/shoal.db").value());
+  series_ = std::move(SeriesStore::Open(home_ + "/shoal.db").value());
+  StartServer();
+}
+
+MiniCluster::~MiniCluster() {
+  StopServer();
+  backend_.reset();  // ends every AM and agent
+  series_.reset();
+  store_.reset();
+  std::filesystem::remove_all(home_);
+}
+
+void MiniCluster::StartServer() {
+  http_ = std::make_unique<httplib::Server>();
+  int port = BindServer(*http_, "127.0.0.1", 0).value();
+  url_ = "http://127.0.0.1:" + std::to_string(port);
+  jobs_ = std::make_unique<JobManager>(*store_, *series_, *backend_, SystemClock::Instance(), url_, home_);
+  jobs_->set_attempt_tokens([this](const std::string& job, int attempt) { return auth_.AttemptToken(job, attempt); });
+  InstallServerHooks(*http_, auth_, metrics_, home_ + "/token");
+  InstallApi(*http_, ApiContext{*jobs_, auth_, metrics_, "local", [] {}});
+  (void)jobs_->Start();
+  (void)WriteFileAtomic(home_ + "/server.json", Json{{"url", url_}, {"pid", getpid()}, {"home", home_}}.dump());
+  listener_ = std::thread([this] { http_->listen_after_bind(); });
+}
+
+void MiniCluster::StopServer() {
+  if (!http_) return;
+  http_->stop();
+  if (listener_.joinable()) listener_.join();
+  jobs_->Stop();
+  jobs_.reset();
+  http_.reset();
+}
+
+void MiniCluster::RestartServer() {
+  StopServer();
+  StartServer();
+}
+
+Result<std::string> MiniCluster::Submit(const std::string& yaml) {
+  ParseOptions options;
+  options.source_name = "job.yaml";
+  options.base_dir = home_;
+  options.known_frameworks = KnownFrameworks();
+  ASSIGN_OR_RETURN(ParsedSpec parsed, ParseJobSpec(yaml, options));
+  return jobs_->Submit(std::move(parsed.spec));
+}
+
+std::string MiniCluster::TaskLog(const std::string& id, int attempt, const std::string& task) const {
+  auto text = ReadFile(home_ + "/jobs/" + id + "/attempt-" + std::to_string(attempt) + "/" + task + ".log");
+  return text.ok() ? *text : "";
+}
+
+}  // namespace shoal::testing

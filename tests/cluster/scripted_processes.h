@@ -1,0 +1,47 @@
+// ScriptedProcesses: a ProcessLauncher whose "programs" are scripts run on threads of the
+// test process, for the mini cluster. A task's command is read as a script of steps:
+//
+//   print:TEXT   write TEXT and a newline to stdout
+//   sleep:MS     wait MS milliseconds (a stop or kill cuts it short)
+//   exit:CODE    end with that exit code (the default end is exit:0)
+//   hang         wait until stopped or killed
+//
+// e.g. "print:started sleep:50 exit:3". SIGTERM and SIGKILL end a script at once, as
+// killed by that signal. Pids are far above any real pid, so nothing real is signalled.
+// Thread-safety: every method may be called from any thread.
+#pragma once
+
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "common/process.h"
+
+namespace shoal::testing {
+
+class ScriptedProcesses final : public ProcessLauncher {
+ public:
+  ~ScriptedProcesses() override;
+  Result<pid_t> Spawn(const SpawnOptions& options) override;
+  void Signal(pid_t pid, int sig) override;
+  void SignalGroup(pid_t pgid, int sig) override { Signal(pgid, sig); }
+  std::optional<ExitInfo> TryWait(pid_t pid) override;
+  ExitInfo Wait(pid_t pid) override;
+
+ private:
+  struct Script {
+    std::optional<ExitInfo> exit;
+    int signal = 0;  // set by Signal: the script ends with it
+    std::thread thread;
+  };
+  void Run(pid_t pid, std::string script, int out_fd);
+
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::map<pid_t, std::unique_ptr<Script>> scripts_;  // GUARDED_BY(mutex_)
+  pid_t next_pid_ = 4'100'000;                         // GUARDED_BY(mutex_)
+};
+
+}  // namespace shoal::testing
