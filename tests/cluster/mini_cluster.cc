@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <map>
 #include <vector>
@@ -17,6 +18,23 @@
 #include "spec/spec_parser.h"
 
 namespace shoal::testing {
+namespace {
+
+// Runs `run` (an agent's or an AM's Run) on a new thread: its exit code lands in `exit`
+// under `mutex`, and then `changed` is told, as a pidfd would tell of a process's end.
+std::thread RunOnThread(std::function<int()> run, std::mutex& mutex, std::optional<ExitInfo>& exit,
+                        const std::function<void()>& changed) {
+  return std::thread([run = std::move(run), &mutex, &exit, &changed] {
+    int code = run();
+    {
+      std::lock_guard lock(mutex);
+      exit = ExitInfo{code, 0};
+    }
+    if (changed) changed();
+  });
+}
+
+}  // namespace
 
 // Runs each agent of one AM on a thread of its own.
 class MiniLauncher final : public ContainerLauncher {
@@ -37,15 +55,8 @@ class MiniLauncher final : public ContainerLauncher {
     std::string id = "mini-" + launch.role + "-" + std::to_string(launch.index) + "-" + std::to_string(launch.attempt);
     auto agent = std::make_unique<Agent>();
     agent->agent = std::make_unique<ContainerAgent>(options, programs_, SystemClock::Instance());
-    Agent* raw = agent.get();
-    agent->thread = std::thread([this, raw] {
-      int code = raw->agent->Run();
-      {
-        std::lock_guard lock(mutex_);
-        raw->exit = ExitInfo{code, 0};
-      }
-      if (changed_) changed_();
-    });
+    ContainerAgent* raw = agent->agent.get();
+    agent->thread = RunOnThread([raw] { return raw->Run(); }, mutex_, agent->exit, changed_);
     std::lock_guard lock(mutex_);
     agents_[id] = std::move(agent);
     return id;
@@ -109,15 +120,8 @@ class MiniBackend final : public ClusterBackend {
     auto am = std::make_unique<Am>();
     am->launcher = std::make_unique<MiniLauncher>(programs_);
     am->am = std::make_unique<ApplicationMaster>(options, *am->launcher, SystemClock::Instance());
-    Am* raw = am.get();
-    am->thread = std::thread([this, raw] {
-      int code = raw->am->Run();
-      {
-        std::lock_guard lock(mutex_);
-        raw->exit = ExitInfo{code, 0};
-      }
-      if (changed_) changed_();
-    });
+    ApplicationMaster* raw = am->am.get();
+    am->thread = RunOnThread([raw] { return raw->Run(); }, mutex_, am->exit, changed_);
     std::string id = launch.job_id + "/" + std::to_string(launch.attempt);
     std::lock_guard lock(mutex_);
     ams_[id] = std::move(am);
