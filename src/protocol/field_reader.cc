@@ -115,11 +115,7 @@ double FieldReader::RequiredNumber(const char* field, double lo, double hi) {
 }
 
 std::optional<std::vector<int>> FieldReader::OptionalIntList(const char* field, int64_t lo, int64_t hi) {
-  if (const Json* raw = Raw(field); raw && !raw->is_null() && !raw->is_array()) {
-    Fail(field, "must be a list of integers");
-    return std::nullopt;
-  }
-  const Json* items = Array(field);
+  const Json* items = Array(field, "must be a list of integers");
   if (!items) return std::nullopt;
   std::vector<int> out;
   for (const Json& item : *items) {
@@ -139,11 +135,7 @@ std::vector<int> FieldReader::IntList(const char* field, int64_t lo, int64_t hi)
 
 std::vector<std::string> FieldReader::StringList(const char* field) {
   std::vector<std::string> out;
-  if (const Json* raw = Raw(field); raw && !raw->is_null() && !raw->is_array()) {
-    Fail(field, "must be a list of strings");
-    return out;
-  }
-  const Json* items = Array(field);
+  const Json* items = Array(field, "must be a list of strings");
   if (!items) return out;
   for (const Json& item : *items) {
     if (!item.is_string()) {
@@ -169,11 +161,11 @@ std::map<std::string, std::string> FieldReader::StringMap(const char* field) {
   return out;
 }
 
-const Json* FieldReader::Array(const char* field) {
+const Json* FieldReader::Array(const char* field, const char* problem) {
   const Json* value = Raw(field);
   if (!value || value->is_null()) return nullptr;
   if (!value->is_array()) {
-    Fail(field, "must be an array");
+    Fail(field, problem);
     return nullptr;
   }
   return value;

@@ -62,8 +62,8 @@ class FieldReader {
                                                   int64_t hi = std::numeric_limits<int>::max());
   std::vector<std::string> StringList(const char* field);
   std::map<std::string, std::string> StringMap(const char* field);
-  // The field's array (nullptr when absent or null; an error when not an array).
-  const Json* Array(const char* field);
+  // The field's array (nullptr when absent or null; `problem` recorded when not an array).
+  const Json* Array(const char* field, const char* problem = "must be an array");
   // The field's object (nullptr when absent or null; an error when not an object).
   const Json* Object(const char* field);
   // The field's raw value, whatever it is (nullptr when absent).

@@ -22,13 +22,9 @@ ScriptedProcesses::~ScriptedProcesses() {
 }
 
 Result<pid_t> ScriptedProcesses::Spawn(const SpawnOptions& options) {
-  // The agent closes its copy of the pipe's write end when Spawn returns: keep our own.
+  // The agent closes its copy of the pipe's write end when Spawn returns: keep our own of
+  // stdout. stderr is not scripted: with no copy kept, it reads as closed at once.
   int out = options.stdout_fd >= 0 ? dup(options.stdout_fd) : -1;
-  if (options.stderr_fd >= 0 && options.stderr_fd != options.stdout_fd) {
-    // stderr is not scripted: its end is closed at once, as a quiet program's would be
-    int err = dup(options.stderr_fd);
-    if (err >= 0) close(err);
-  }
   std::string script = options.argv.empty() ? "" : options.argv.back();
   std::lock_guard lock(mutex_);
   pid_t pid = next_pid_++;
