@@ -19,9 +19,48 @@ void SystemClock::SleepForMillis(int64_t millis) const {
   if (millis > 0) std::this_thread::sleep_for(std::chrono::milliseconds(millis));
 }
 
+bool SystemClock::WaitFor(std::condition_variable& cv, std::unique_lock<std::mutex>& lock, int64_t millis,
+                          const std::function<bool()>& done) const {
+  return cv.wait_for(lock, std::chrono::milliseconds(std::max<int64_t>(0, millis)), done);
+}
+
 SystemClock& SystemClock::Instance() {
   static SystemClock clock;
   return clock;
+}
+
+}  // namespace shoal
+
+namespace shoal {
+
+bool ManualClock::WaitFor(std::condition_variable& cv, std::unique_lock<std::mutex>& lock, int64_t millis,
+                          const std::function<bool()>& done) const {
+  const int64_t deadline = NowMillis() + std::max<int64_t>(0, millis);
+  {
+    std::lock_guard registered(waiters_mutex_);
+    waiters_.insert(&cv);
+  }
+  // Advance() tells `cv` without holding `lock`, so a wake can fall between the check and
+  // the wait: a short real slice bounds how late such a waiter looks again.
+  while (!done() && NowMillis() < deadline) cv.wait_for(lock, std::chrono::milliseconds(5));
+  {
+    std::lock_guard registered(waiters_mutex_);
+    waiters_.erase(waiters_.find(&cv));
+  }
+  return done();
+}
+
+void ManualClock::SleepForMillis(int64_t millis) const {
+  std::mutex mutex;
+  std::condition_variable woken;
+  std::unique_lock lock(mutex);
+  WaitFor(woken, lock, millis, [] { return false; });
+}
+
+void ManualClock::Advance(int64_t millis) {
+  now_ += std::max<int64_t>(0, millis);
+  std::lock_guard registered(waiters_mutex_);
+  for (std::condition_variable* cv : waiters_) cv->notify_all();
 }
 
 }  // namespace shoal

@@ -5,14 +5,23 @@
 //    instead of calling std::chrono directly, so tests drive time with FakeClock.
 //  - Times are milliseconds since an arbitrary epoch (steady for SystemClock); only
 //    differences are meaningful. WallMillis() is Unix time, for display and history.
-//  - SleepForMillis waits that long on this clock: SystemClock sleeps; FakeClock moves
-//    its own time forward at once, so a retry loop over a FakeClock runs in no real time.
-// Thread-safety: both implementations are safe to call from any thread.
+//  - SleepForMillis waits that long on this clock, and WaitFor waits on a condition
+//    variable until a predicate holds or that long passes on this clock. Every sleep and
+//    timed wait of the server core, the AM and the agent goes through these two.
+//  - SystemClock sleeps and waits in real time. FakeClock moves its own time forward at
+//    once, so a retry loop over a FakeClock runs in no real time (one thread's tests).
+//    ManualClock moves only when Advance() is called; its sleepers and waiters wake
+//    then, so many threads share one test-driven time (the mini cluster, tests/cluster).
+// Thread-safety: every implementation is safe to call from any thread.
 #pragma once
 
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
+#include <functional>
+#include <mutex>
+#include <set>
 
 namespace shoal {
 
@@ -24,6 +33,10 @@ class Clock {
   // Unix time in milliseconds.
   virtual int64_t WallMillis() const = 0;
   virtual void SleepForMillis(int64_t millis) const = 0;
+  // Waits on `cv` with `lock` held (as std::condition_variable::wait_for does) until
+  // done() holds or `millis` pass on this clock; returns done().
+  virtual bool WaitFor(std::condition_variable& cv, std::unique_lock<std::mutex>& lock, int64_t millis,
+                       const std::function<bool()>& done) const = 0;
 };
 
 class SystemClock final : public Clock {
@@ -31,6 +44,8 @@ class SystemClock final : public Clock {
   int64_t NowMillis() const override;
   int64_t WallMillis() const override;
   void SleepForMillis(int64_t millis) const override;
+  bool WaitFor(std::condition_variable& cv, std::unique_lock<std::mutex>& lock, int64_t millis,
+               const std::function<bool()>& done) const override;
   static SystemClock& Instance();
 };
 
@@ -41,10 +56,37 @@ class FakeClock final : public Clock {
   int64_t NowMillis() const override { return now_.load(); }
   int64_t WallMillis() const override { return now_.load(); }
   void SleepForMillis(int64_t millis) const override { now_ += std::max<int64_t>(0, millis); }
+  // Nothing else runs while this one thread waits: the time passes at once.
+  bool WaitFor(std::condition_variable&, std::unique_lock<std::mutex>&, int64_t millis,
+               const std::function<bool()>& done) const override {
+    if (done()) return true;
+    SleepForMillis(millis);
+    return done();
+  }
   void Advance(int64_t millis) { now_ += millis; }
 
  private:
   mutable std::atomic<int64_t> now_;
+};
+
+// A clock shared by many threads that moves only when Advance() is called. Sleepers and
+// waiters block until their deadline on this clock passes (or, for WaitFor, until their
+// condition variable is told and the predicate holds).
+class ManualClock final : public Clock {
+ public:
+  explicit ManualClock(int64_t start_millis = 1'000'000) : now_(start_millis) {}
+  int64_t NowMillis() const override { return now_.load(); }
+  int64_t WallMillis() const override { return now_.load(); }
+  void SleepForMillis(int64_t millis) const override;
+  bool WaitFor(std::condition_variable& cv, std::unique_lock<std::mutex>& lock, int64_t millis,
+               const std::function<bool()>& done) const override;
+  // Moves the time forward and wakes every sleeper and waiter to look at it.
+  void Advance(int64_t millis);
+
+ private:
+  mutable std::atomic<int64_t> now_;
+  mutable std::mutex waiters_mutex_;
+  mutable std::multiset<std::condition_variable*> waiters_;  // GUARDED_BY(waiters_mutex_)
 };
 
 }  // namespace shoal

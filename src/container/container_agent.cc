@@ -5,8 +5,10 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <condition_variable>
 #include <cstdlib>
 #include <filesystem>
+#include <mutex>
 #include <thread>
 
 #include "common/backoff.h"
@@ -27,8 +29,6 @@ namespace shoal {
 namespace {
 
 using namespace protocol;
-
-void SleepMillis(int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }
 
 // The GPU numbers in CUDA_VISIBLE_DEVICES ("0,2"); names that are not numbers are skipped.
 std::vector<int> VisibleGpus() {
@@ -283,14 +283,14 @@ int ContainerAgent::Supervise(Programs& programs, int log_fd, int heartbeat_ms, 
   int64_t am_silent_since = 0;
   size_t running = pids.size();
   while (running > 0) {
-    (void)capture.Pump(capture.open() ? 50 : 0);
+    (void)capture.Pump(capture.open() ? options_.tick_ms : 0);
     if (!capture.open()) {
       // The output is closed: wait for a program's exit itself (a pidfd), not a tick.
       std::vector<pid_t> left;
       for (size_t i = 0; i < pids.size(); ++i) {
         if (!exits[i]) left.push_back(pids[i]);
       }
-      WaitForAnyExit(left, 50);
+      WaitForAnyExit(left, options_.tick_ms);
     }
     for (size_t i = 0; i < pids.size(); ++i) {
       if (exits[i] || !(exits[i] = processes_.TryWait(pids[i]))) continue;
@@ -373,18 +373,25 @@ int ContainerAgent::Supervise(Programs& programs, int log_fd, int heartbeat_ms, 
 
 Status ContainerAgent::CommitOutputs(bool succeeded, int heartbeat_ms) {
   if (!data_->has_outputs()) return Status::Ok();
-  std::atomic<bool> done{false};
+  std::mutex mutex;
+  std::condition_variable finished;
+  bool done = false;  // GUARDED_BY(mutex)
   Status status;
   std::thread commit([&] {
-    status = data_->CommitOutputs(succeeded, &stop_requested_);
+    Status committed = data_->CommitOutputs(succeeded, &stop_requested_);
+    std::lock_guard lock(mutex);
+    status = std::move(committed);
     done = true;
+    finished.notify_all();
   });
-  while (!done) {
-    for (int waited = 0; waited < heartbeat_ms && !done; waited += 20) SleepMillis(20);
-    if (done) break;
+  std::unique_lock lock(mutex);
+  while (!clock_.WaitFor(finished, lock, heartbeat_ms, [&] { return done; })) {
+    lock.unlock();
     HeartbeatRequest beat{.task = Task(), .uploading = true};  // activity: a long upload is not a hang
     (void)am_.Post(kHeartbeatPath, Encode(beat), 5000);
+    lock.lock();
   }
+  lock.unlock();
   commit.join();
   return status;
 }

@@ -46,6 +46,10 @@ struct ContainerOptions {
   std::string task_token;  // proves to the AM which task this is (container_command reads kTaskTokenVariable)
   std::string attempt_dir_marker;  // SHOAL_ATTEMPT_DIR, passed on to the program for the backend's sweep
   int stop_grace_ms = 3000;
+  // How long the supervising loop waits for output or an exit before it looks at the
+  // clock again (heartbeats, the stop grace): the mini cluster shortens it, since its
+  // clock moves when the test says and not while the loop waits.
+  int tick_ms = 50;
 };
 
 class ContainerAgent {

@@ -56,7 +56,24 @@ bool ApplicationMaster::FollowServer() {
   return true;
 }
 
-ApplicationMaster::~ApplicationMaster() { http_.stop(); }
+ApplicationMaster::~ApplicationMaster() {
+  Close();
+  if (listener_.joinable()) listener_.join();
+}
+
+void ApplicationMaster::Close() {
+  {
+    std::lock_guard lock(mutex_);
+    closing_ = true;
+  }
+  changed_.notify_all();
+  http_.stop();
+}
+
+void ApplicationMaster::Abandon() {
+  LogInfo("abandoned: stopping at once, as if killed");
+  Close();
+}
 
 void ApplicationMaster::RequestKill(const std::string& reason) {
   {
@@ -86,8 +103,7 @@ Result<Json> ApplicationMaster::HandleCluster(const httplib::Request& req) {
                                                                          req.get_param_value("wait_ms")));
   std::unique_lock lock(mutex_);
   RETURN_IF_ERROR(CheckTaskToken(req, query.task));
-  changed_.wait_for(lock, std::chrono::milliseconds(query.wait_ms),
-                    [&] { return tracker_->AllRegistered() || IsFinal(tracker_->state()); });
+  clock_.WaitFor(changed_, lock, query.wait_ms, [&] { return closing_ || tracker_->AllRegistered() || IsFinal(tracker_->state()); });
   if (IsFinal(tracker_->state())) return Aborted("the attempt has ended (" + tracker_->message() + ")");
   if (!tracker_->AllRegistered()) return protocol::Encode(protocol::ClusterReply{});
   ClusterView cluster = tracker_->Cluster(am_addr_);
@@ -186,7 +202,7 @@ Result<Json> ApplicationMaster::HandleStackRequest() {
   if (running.empty()) return FailedPrecondition("no task of this attempt is running: there are no stacks to take");
   int64_t id = stack_requests_.Begin(running);
   // Each task answers after its next heartbeat; gdb takes about a second per process.
-  changed_.wait_for(lock, std::chrono::seconds(45), [&] { return stack_requests_.Complete(id); });
+  clock_.WaitFor(changed_, lock, 45'000, [&] { return closing_ || stack_requests_.Complete(id); });
   protocol::StackReply reply;
   for (int rank : running) {
     const TaskStatus& task = tracker_->tasks()[rank];
@@ -203,8 +219,7 @@ Result<Json> ApplicationMaster::HandleMpiCommand(const httplib::Request& req) {
   std::unique_lock lock(mutex_);
   RETURN_IF_ERROR(CheckTaskToken(req, query.task));
   int rank = tracker_->Find(query.task.role, query.task.index)->rank;
-  changed_.wait_for(lock, std::chrono::milliseconds(query.wait_ms),
-                    [&] { return mpi_orted_.count(rank) || IsFinal(tracker_->state()); });
+  clock_.WaitFor(changed_, lock, query.wait_ms, [&] { return closing_ || mpi_orted_.count(rank) || IsFinal(tracker_->state()); });
   if (IsFinal(tracker_->state())) return Aborted("the attempt has ended (" + tracker_->message() + ")");
   if (!mpi_orted_.count(rank)) return protocol::Encode(protocol::MpiCommandReply{});
   return protocol::Encode(protocol::MpiCommandReply{true, mpi_orted_[rank]});
@@ -217,7 +232,7 @@ Result<Json> ApplicationMaster::HandleMpiWait(const httplib::Request& req) {
   std::unique_lock lock(mutex_);
   if (!rank || *rank >= static_cast<int>(tracker_->tasks().size())) return NotFound("no such MPI host");
   auto ended = [&] { return IsFinal(tracker_->tasks()[*rank].state); };
-  changed_.wait_for(lock, std::chrono::milliseconds(wait_ms), ended);
+  clock_.WaitFor(changed_, lock, wait_ms, [&] { return closing_ || ended(); });
   const TaskStatus& task = tracker_->tasks()[*rank];
   int exit_code = task.state == TaskState::kSucceeded ? 0 : std::clamp(task.exit_code, 1, 255);
   return protocol::Encode(protocol::MpiWaitReply{ended(), exit_code});
@@ -279,7 +294,7 @@ Status ApplicationMaster::StartServer() {
   http_.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
   ASSIGN_OR_RETURN(int port, BindServer(http_, options_.bind_host, 0));
   am_addr_ = options_.bind_host + ":" + std::to_string(port);
-  std::thread([this] { http_.listen_after_bind(); }).detach();
+  listener_ = std::thread([this] { http_.listen_after_bind(); });
   return Status::Ok();
 }
 
@@ -393,6 +408,7 @@ void ApplicationMaster::Loop() {
     int64_t version;
     {
       std::unique_lock lock(mutex_);
+      if (closing_) return;  // abandoned: nothing more is stopped or reported
       if (kill_requested_ && !kill_applied) {
         tracker_->Kill(kill_reason_);
         kill_applied = true;
@@ -411,8 +427,8 @@ void ApplicationMaster::Loop() {
     if (done) return;
     std::unique_lock lock(mutex_);
     // Woken by every agent message and every agent's exit; the tick drives the timeouts.
-    changed_.wait_for(lock, std::chrono::milliseconds(100),
-                      [&] { return wake_ || tracker_->version() != version || (kill_requested_ && !kill_applied); });
+    clock_.WaitFor(changed_, lock, 100,
+                   [&] { return closing_ || wake_ || tracker_->version() != version || (kill_requested_ && !kill_applied); });
     wake_ = false;
   }
 }
@@ -453,6 +469,7 @@ int ApplicationMaster::Run() {
   }
   Loop();
   if (rabit_tracker_) rabit_tracker_->Stop();
+  if (closing_) return 137;
   std::lock_guard lock(mutex_);
   LogInfo("attempt ended " + std::string(Name(tracker_->state())) + ": " + tracker_->message());
   return tracker_->state() == AttemptState::kSucceeded ? 0 : 1;

@@ -17,6 +17,9 @@
 //    has ended; the final report has reached the server (or the server stayed
 //    unreachable for the report timeout).
 //  - RequestKill() may be called from a signal-watching thread: the attempt ends KILLED.
+//  - Abandon() is what kill -9 does to an AM process, for the in-process mini cluster
+//    (tests/cluster): the AM stops serving at once and Run() returns 137 with no
+//    container stopped and no final report sent.
 // Thread-safety: HTTP handlers and the loop share the tracker under one mutex.
 #pragma once
 
@@ -29,6 +32,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 
 #include "backend/cluster_backend.h"
 #include "common/clock.h"
@@ -61,8 +65,11 @@ class ApplicationMaster {
   ~ApplicationMaster();
   int Run();
   void RequestKill(const std::string& reason);
+  void Abandon();
 
  private:
+  // Stops serving and ends every long poll and the loop (Abandon, the destructor).
+  void Close();
   Status FetchAttempt();
   Status StartServer();
   Status StartFrameworkServices();
@@ -91,6 +98,8 @@ class ApplicationMaster {
   std::optional<data::DataPlan> data_plan_;      // each task's inputs and outputs
   std::unique_ptr<data::SaveTracker> saves_;     // Save Model requests; GUARDED_BY(mutex_)
   httplib::Server http_;
+  std::thread listener_;                 // serves http_ until the AM closes
+  std::atomic<bool> closing_{false};     // abandoned or being destroyed: every long poll ends
   std::string am_addr_;
   std::map<std::string, std::string> services_;  // framework endpoints the AM serves
   std::unique_ptr<RabitTracker> rabit_tracker_;

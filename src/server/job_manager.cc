@@ -266,7 +266,7 @@ Result<Json> JobManager::Get(const std::string& id, int64_t wait_version, int wa
   }
   if (wait_version > 0) {
     std::string key = job->id;
-    changed_.wait_for(lock, std::chrono::milliseconds(std::clamp(wait_ms, 0, 60'000)), [&] {
+    clock_.WaitFor(changed_, lock, std::clamp(wait_ms, 0, 60'000), [&] {
       auto it = live_.find(key);
       return stopping_ || it == live_.end() || it->second.version > wait_version;
     });
@@ -607,7 +607,7 @@ void JobManager::SchedulerLoop() {
     std::unique_lock lock(mutex_);
     // Woken by every change and every AM exit; the tick is for backends that must be
     // polled (Slurm's cache) and for AMs the watcher cannot see (an earlier server's).
-    changed_.wait_for(lock, std::chrono::milliseconds(100), [this] { return wake_ || stopping_; });
+    clock_.WaitFor(changed_, lock, 100, [this] { return wake_ || stopping_; });
     wake_ = false;
     if (stopping_) return;
   }

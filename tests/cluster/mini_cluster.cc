@@ -1,5 +1,6 @@
 #include "tests/cluster/mini_cluster.h"
 
+#include <sys/mount.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -16,6 +17,7 @@
 #include "server/api.h"
 #include "server/server_hooks.h"
 #include "spec/spec_parser.h"
+#include "tests/cluster/link_proxy.h"
 
 namespace shoal::testing {
 namespace {
@@ -36,10 +38,34 @@ std::thread RunOnThread(std::function<int()> run, std::mutex& mutex, std::option
 
 }  // namespace
 
+// The links between agents and their AMs, one LinkProxy per launched agent; a task's name
+// ("w0[0]") picks its newest.
+class AgentLinks {
+ public:
+  // The address the agent of `task` is to use for its AM at `am_addr`.
+  Result<std::string> Route(const std::string& task, const std::string& am_addr) {
+    ASSIGN_OR_RETURN(std::unique_ptr<LinkProxy> link, LinkProxy::Start(am_addr));
+    std::lock_guard lock(mutex_);
+    newest_[task] = link.get();
+    links_.push_back(std::move(link));
+    return links_.back()->address();
+  }
+  void Set(const std::string& task, bool cut) {
+    std::lock_guard lock(mutex_);
+    if (auto it = newest_.find(task); it != newest_.end()) cut ? it->second->Cut() : it->second->Heal();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<std::unique_ptr<LinkProxy>> links_;  // GUARDED_BY(mutex_)
+  std::map<std::string, LinkProxy*> newest_;       // GUARDED_BY(mutex_)
+};
+
 // Runs each agent of one AM on a thread of its own.
 class MiniLauncher final : public ContainerLauncher {
  public:
-  explicit MiniLauncher(ProcessLauncher& programs) : programs_(programs) {}
+  MiniLauncher(ProcessLauncher& programs, const Clock& clock, AgentLinks& links)
+      : programs_(programs), clock_(clock), links_(links) {}
   ~MiniLauncher() override {
     for (auto& [id, agent] : agents_) {
       agent->agent->RequestStop();
@@ -48,13 +74,19 @@ class MiniLauncher final : public ContainerLauncher {
   }
   Result<std::string> Launch(const ContainerLaunch& launch) override {
     std::vector<std::string> args(launch.argv.begin() + 1, launch.argv.end());  // from "container" on
+    std::string task = launch.role + "[" + std::to_string(launch.index) + "]";
+    for (size_t i = 0; i + 1 < args.size(); ++i) {
+      if (args[i] != "--am") continue;
+      ASSIGN_OR_RETURN(args[i + 1], links_.Route(task, args[i + 1]));
+    }
     std::vector<char*> argv;
     for (std::string& arg : args) argv.push_back(arg.data());
     ASSIGN_OR_RETURN(ContainerOptions options, ParseContainerArgs(static_cast<int>(argv.size()), argv.data(), launch.env));
     options.stop_grace_ms = 200;
+    options.tick_ms = 2;
     std::string id = "mini-" + launch.role + "-" + std::to_string(launch.index) + "-" + std::to_string(launch.attempt);
     auto agent = std::make_unique<Agent>();
-    agent->agent = std::make_unique<ContainerAgent>(options, programs_, SystemClock::Instance());
+    agent->agent = std::make_unique<ContainerAgent>(options, programs_, clock_);
     ContainerAgent* raw = agent->agent.get();
     agent->thread = RunOnThread([raw] { return raw->Run(); }, mutex_, agent->exit, changed_);
     std::lock_guard lock(mutex_);
@@ -88,6 +120,8 @@ class MiniLauncher final : public ContainerLauncher {
     bool reported = false;
   };
   ProcessLauncher& programs_;
+  const Clock& clock_;
+  AgentLinks& links_;
   std::mutex mutex_;
   std::map<std::string, std::unique_ptr<Agent>> agents_;
   std::function<void()> changed_;
@@ -96,7 +130,8 @@ class MiniLauncher final : public ContainerLauncher {
 // Runs each attempt's AM on a thread of its own; it outlives server restarts.
 class MiniBackend final : public ClusterBackend {
  public:
-  explicit MiniBackend(ProcessLauncher& programs) : programs_(programs) {}
+  MiniBackend(ProcessLauncher& programs, const Clock& clock, AgentLinks& links)
+      : programs_(programs), clock_(clock), links_(links) {}
   ~MiniBackend() override {
     for (auto& [id, am] : ams_) {
       am->am->RequestKill("the mini cluster is shutting down");
@@ -118,8 +153,8 @@ class MiniBackend final : public ClusterBackend {
     options.heartbeat_interval_ms = 100;
     options.stop_grace_ms = 300;
     auto am = std::make_unique<Am>();
-    am->launcher = std::make_unique<MiniLauncher>(programs_);
-    am->am = std::make_unique<ApplicationMaster>(options, *am->launcher, SystemClock::Instance());
+    am->launcher = std::make_unique<MiniLauncher>(programs_, clock_, links_);
+    am->am = std::make_unique<ApplicationMaster>(options, *am->launcher, clock_);
     ApplicationMaster* raw = am->am.get();
     am->thread = RunOnThread([raw] { return raw->Run(); }, mutex_, am->exit, changed_);
     std::string id = launch.job_id + "/" + std::to_string(launch.attempt);
@@ -147,6 +182,10 @@ class MiniBackend final : public ClusterBackend {
     return it != ams_.end() && !it->second->exit;
   }
   void SetChangeCallback(std::function<void()> changed) override { changed_ = std::move(changed); }
+  void Abandon(const std::string& backend_id) {
+    std::lock_guard lock(mutex_);
+    if (auto it = ams_.find(backend_id); it != ams_.end()) it->second->am->Abandon();
+  }
 
  private:
   struct Am {
@@ -156,17 +195,26 @@ class MiniBackend final : public ClusterBackend {
     std::optional<ExitInfo> exit;  // GUARDED_BY(mutex_)
   };
   ProcessLauncher& programs_;
+  const Clock& clock_;
+  AgentLinks& links_;
   mutable std::mutex mutex_;
   std::map<std::string, std::unique_ptr<Am>> ams_;
   std::function<void()> changed_;
 };
 
-MiniCluster::MiniCluster(const std::string& name)
+MiniCluster::MiniCluster(const std::string& name, MiniClusterOptions options)
     : home_("/tmp/shoal-mini-" + name + "-" + std::to_string(getpid())),
       auth_(ServerAuth::WithToken("mini-cluster-server-token", true)) {
   std::filesystem::remove_all(home_);
+  (void)MakeDirectories(home_);
+  if (options.home_megabytes > 0) {
+    std::string size = "size=" + std::to_string(options.home_megabytes) + "m";
+    mounted_ = geteuid() == 0 && mount("tmpfs", home_.c_str(), "tmpfs", 0, size.c_str()) == 0;
+    ready_ = mounted_;
+  }
   (void)MakeDirectories(home_ + "/jobs");
-  backend_ = std::make_unique<MiniBackend>(programs_);
+  links_ = std::make_unique<AgentLinks>();
+  backend_ = std::make_unique<MiniBackend>(programs_, clock_, *links_);
   store_ = std::move(JobStore::Open(home_ + "/shoal.db").value());
   series_ = std::move(SeriesStore::Open(home_ + "/shoal.db").value());
   StartServer();
@@ -175,8 +223,10 @@ MiniCluster::MiniCluster(const std::string& name)
 MiniCluster::~MiniCluster() {
   StopServer();
   backend_.reset();  // ends every AM and agent
+  links_.reset();
   series_.reset();
   store_.reset();
+  if (mounted_) umount2(home_.c_str(), MNT_DETACH);
   std::filesystem::remove_all(home_);
 }
 
@@ -184,7 +234,7 @@ void MiniCluster::StartServer() {
   http_ = std::make_unique<httplib::Server>();
   int port = BindServer(*http_, "127.0.0.1", 0).value();
   url_ = "http://127.0.0.1:" + std::to_string(port);
-  jobs_ = std::make_unique<JobManager>(*store_, *series_, *backend_, SystemClock::Instance(), url_, home_);
+  jobs_ = std::make_unique<JobManager>(*store_, *series_, *backend_, clock_, url_, home_);
   jobs_->set_attempt_tokens([this](const std::string& job, int attempt) { return auth_.AttemptToken(job, attempt); });
   InstallServerHooks(*http_, auth_, metrics_, home_ + "/token");
   InstallApi(*http_, ApiContext{*jobs_, auth_, metrics_, "local", [] {}});
@@ -206,6 +256,18 @@ void MiniCluster::RestartServer() {
   StopServer();
   StartServer();
 }
+
+void MiniCluster::Pass(int64_t millis) {
+  for (int64_t passed = 0; passed < millis; passed += kStepMillis) {
+    clock_.Advance(kStepMillis);
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
+void MiniCluster::CutAgent(const std::string& task) { links_->Set(task, true); }
+void MiniCluster::HealAgent(const std::string& task) { links_->Set(task, false); }
+
+void MiniCluster::AbandonAm(const std::string& id, int attempt) { backend_->Abandon(id + "/" + std::to_string(attempt)); }
 
 Result<std::string> MiniCluster::Submit(const std::string& yaml) {
   ParseOptions options;

@@ -8,19 +8,28 @@
 // Contract:
 //  - The cluster lives in a fresh home under /tmp, removed at destruction; Submit parses
 //    the YAML as `shoal submit` would and submits it through the JobManager.
-//  - RestartServer() stops the HTTP server and the JobManager (the AMs and agents go on,
-//    as processes would) and starts new ones over the same history on a new port,
-//    writing server.json as `shoal server` does.
-//  - Time is real (the AMs' and agents' waits are not yet behind the injectable clock).
+//  - Time is one ManualClock shared by the server core, every AM, every agent and every
+//    scripted program: every sleep, timeout and timed wait of theirs goes through it.
+//    WaitFor moves it forward in small steps while it looks at the job, so a scenario
+//    that spans minutes of the cluster's time (heartbeat timeouts, an AM that went
+//    silent) takes a fraction of a second; the HTTP between the parts is real.
+//  - Faults are method calls: RestartServer() stops the HTTP server and the JobManager
+//    (the AMs and agents go on, as processes would) and starts new ones over the same
+//    history on a new port, writing server.json as `shoal server` does; CutAgent() and
+//    HealAgent() partition a task's agent from its AM (link_proxy.h); AbandonAm() is a
+//    kill -9 of an attempt's AM. With MiniClusterOptions::home_megabytes (root only) the
+//    home is a tmpfs of that size, so a test can fill the disk.
 // Thread-safety: one test thread drives it.
 #pragma once
 
 #include <httplib.h>
 
+#include <chrono>
 #include <memory>
 #include <string>
 #include <thread>
 
+#include "common/clock.h"
 #include "common/json.h"
 #include "common/status.h"
 #include "server/job_manager.h"
@@ -31,28 +40,52 @@
 namespace shoal::testing {
 
 class MiniBackend;
+class AgentLinks;
+
+struct MiniClusterOptions {
+  int home_megabytes = 0;  // > 0: the home is a tmpfs this big (needs root)
+};
 
 class MiniCluster {
  public:
-  explicit MiniCluster(const std::string& name);
+  explicit MiniCluster(const std::string& name, MiniClusterOptions options = {});
   ~MiniCluster();
+  // Whether the home could be made as asked (a tmpfs needs root): tests skip otherwise.
+  bool ready() const { return ready_; }
 
   Result<std::string> Submit(const std::string& yaml);
-  // The job's detail once `done(detail)` holds, or the last detail after timeout_ms.
+  // The job's detail once `done(detail)` holds, moving the cluster's clock forward by
+  // kStepMillis between looks; the last detail when `cluster_millis` of the cluster's
+  // time (or a minute of real time) passed first.
+  static constexpr int64_t kStepMillis = 20;
   template <typename F>
-  Json WaitFor(const std::string& id, F done, int timeout_ms = 10'000) {
+  Json WaitFor(const std::string& id, F done, int64_t cluster_millis = 60'000) {
     Json detail;
-    for (int waited = 0; waited <= timeout_ms; waited += 10) {
+    auto real_deadline = std::chrono::steady_clock::now() + std::chrono::minutes(1);
+    for (int64_t waited = 0; waited <= cluster_millis && std::chrono::steady_clock::now() < real_deadline;
+         waited += kStepMillis) {
       detail = jobs_->Get(id, 0, 0).value();
       if (done(detail)) break;
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      clock_.Advance(kStepMillis);
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
     return detail;
   }
-  Json WaitForState(const std::string& id, const std::string& state, int timeout_ms = 10'000) {
-    return WaitFor(id, [&](const Json& d) { return d["state"] == state; }, timeout_ms);
+  Json WaitForState(const std::string& id, const std::string& state, int64_t cluster_millis = 60'000) {
+    return WaitFor(id, [&](const Json& d) { return d["state"] == state; }, cluster_millis);
   }
+  // Moves the cluster's time forward by `millis`, in steps, as WaitFor does.
+  void Pass(int64_t millis);
+  ManualClock& clock() { return clock_; }
   void RestartServer();
+  // Cuts (heals) the link between the agent of task `task` ("w0[0]", its newest attempt's)
+  // and its AM.
+  void CutAgent(const std::string& task);
+  void HealAgent(const std::string& task);
+  // kill -9 of the AM of the job's attempt.
+  void AbandonAm(const std::string& id, int attempt);
+  // The scripted programs (to see which are still running).
+  ScriptedProcesses& programs() { return programs_; }
   JobManager& jobs() { return *jobs_; }
   const std::string& url() const { return url_; }
   const std::string& home() const { return home_; }
@@ -63,8 +96,12 @@ class MiniCluster {
   void StopServer();
 
   std::string home_;
+  bool mounted_ = false;
+  bool ready_ = true;
+  ManualClock clock_;
   ServerAuth auth_;
-  ScriptedProcesses programs_;
+  ScriptedProcesses programs_{clock_};
+  std::unique_ptr<AgentLinks> links_;
   std::unique_ptr<MiniBackend> backend_;
   std::unique_ptr<JobStore> store_;
   std::unique_ptr<SeriesStore> series_;

@@ -2,7 +2,6 @@
 
 #include <unistd.h>
 
-#include <chrono>
 #include <csignal>
 #include <sstream>
 
@@ -46,7 +45,7 @@ void ScriptedProcesses::Run(pid_t pid, std::string script, int out_fd) {
       if (out_fd >= 0) (void)!write(out_fd, line.data(), line.size());
       lock.lock();
     } else if (step.starts_with("sleep:")) {
-      changed_.wait_for(lock, std::chrono::milliseconds(std::stoi(step.substr(6))), killed);
+      clock_.WaitFor(changed_, lock, std::stoi(step.substr(6)), killed);
     } else if (step.starts_with("exit:")) {
       exit = ExitInfo{std::stoi(step.substr(5)), 0};
       break;
@@ -73,6 +72,13 @@ std::optional<ExitInfo> ScriptedProcesses::TryWait(pid_t pid) {
   auto it = scripts_.find(pid);
   if (it == scripts_.end()) return ExitInfo{255, 0};
   return it->second->exit;
+}
+
+int ScriptedProcesses::Running() {
+  std::lock_guard lock(mutex_);
+  int running = 0;
+  for (const auto& [pid, script] : scripts_) running += !script->exit.has_value();
+  return running;
 }
 
 ExitInfo ScriptedProcesses::Wait(pid_t pid) {

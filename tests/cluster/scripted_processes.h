@@ -2,7 +2,7 @@
 // test process, for the mini cluster. A task's command is read as a script of steps:
 //
 //   print:TEXT   write TEXT and a newline to stdout
-//   sleep:MS     wait MS milliseconds (a stop or kill cuts it short)
+//   sleep:MS     wait MS milliseconds on the cluster's clock (a stop or kill cuts it short)
 //   exit:CODE    end with that exit code (the default end is exit:0)
 //   hang         wait until stopped or killed
 //
@@ -17,18 +17,22 @@
 #include <mutex>
 #include <thread>
 
+#include "common/clock.h"
 #include "common/process.h"
 
 namespace shoal::testing {
 
 class ScriptedProcesses final : public ProcessLauncher {
  public:
+  explicit ScriptedProcesses(const Clock& clock) : clock_(clock) {}
   ~ScriptedProcesses() override;
   Result<pid_t> Spawn(const SpawnOptions& options) override;
   void Signal(pid_t pid, int sig) override;
   void SignalGroup(pid_t pgid, int sig) override { Signal(pgid, sig); }
   std::optional<ExitInfo> TryWait(pid_t pid) override;
   ExitInfo Wait(pid_t pid) override;
+  // How many scripts have not ended yet.
+  int Running();
 
  private:
   struct Script {
@@ -38,6 +42,7 @@ class ScriptedProcesses final : public ProcessLauncher {
   };
   void Run(pid_t pid, std::string script, int out_fd);
 
+  const Clock& clock_;
   std::mutex mutex_;
   std::condition_variable changed_;
   std::map<pid_t, std::unique_ptr<Script>> scripts_;  // GUARDED_BY(mutex_)

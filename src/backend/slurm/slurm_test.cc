@@ -40,14 +40,6 @@ class FakeSlurmCommands final : public SlurmCommands {
   }
 };
 
-class FakeClock final : public Clock {
- public:
-  mutable int64_t now = 1'000;
-  int64_t NowMillis() const override { return now; }
-  int64_t WallMillis() const override { return now; }
-  void SleepForMillis(int64_t millis) const override { now += millis; }
-};
-
 std::string Squeue(const std::string& jobs) { return R"({"meta": {}, "errors": [], "jobs": [)" + jobs + "]}"; }
 
 TEST(SlurmJob, ComponentAsksForTheRolesResourcesPerTask) {
@@ -280,7 +272,7 @@ class SlurmBackendTest : public ::testing::Test {
 
   std::filesystem::path dir_;
   FakeSlurmCommands commands_;
-  FakeClock clock_;
+  FakeClock clock_{1'000};
   std::string squeue_;
   SlurmBackend backend_{commands_, "/opt/shoal", SlurmOptions{.kill_grace_ms = 0}, clock_};
 };
@@ -313,7 +305,7 @@ TEST_F(SlurmBackendTest, StartSubmitsTheScriptAndPollFollowsSqueue) {
   squeue_ = R"({"job_id": 77, "het_job_id": 0, "job_state": "COMPLETED", "exit_code": 0})";
   EXPECT_FALSE(backend_.PollAttempt(*handle).has_value());
   EXPECT_EQ(commands_.CountCalls("squeue"), squeues);
-  clock_.now += 1000;
+  clock_.Advance(1000);
   auto exit = backend_.PollAttempt(*handle);
   ASSERT_TRUE(exit.has_value());
   EXPECT_TRUE(exit->success());
@@ -343,15 +335,15 @@ TEST_F(SlurmBackendTest, ANodeFailureNamesTheNodeThatStoppedRespondingEvenWhenIt
   EXPECT_FALSE(backend_.PollAttempt(*handle).has_value());
   nodes_said = "node1 mixed\nnode2 mixed*\n";
   int checks = commands_.CountCalls("sinfo");
-  clock_.now += 1000;
+  clock_.Advance(1000);
   EXPECT_FALSE(backend_.PollAttempt(*handle).has_value());
   EXPECT_EQ(commands_.CountCalls("sinfo"), checks) << "asked again within the node check interval";
-  clock_.now += 5000;
+  clock_.Advance(5000);
   EXPECT_FALSE(backend_.PollAttempt(*handle).has_value());
   EXPECT_EQ(commands_.CountCalls("sinfo"), checks + 1);
   nodes_said = "node1 idle\nnode2 idle\n";
   squeue_ = R"({"job_id": 77, "het_job_id": 0, "job_state": "NODE_FAIL", "nodes": "node[1-2]", "exit_code": 15})";
-  clock_.now += 1000;
+  clock_.Advance(1000);
   ASSERT_TRUE(backend_.PollAttempt(*handle).has_value());
   EXPECT_EQ(backend_.Note(*handle).message, "node node2 failed; Slurm ended the attempt (NODE_FAIL)");
 }
