@@ -1,5 +1,5 @@
-// Every message of the protocol (protocol/task_messages.h, protocol/attempt_messages.h),
-// both directions: arbitrary bytes as JSON, decoded as the message kind the first byte
+// Every message of the protocol (protocol/task_messages.h, protocol/attempt_messages.h,
+// protocol/api_messages.h, protocol/job_views.h), both directions: arbitrary bytes as JSON, decoded as the message kind the first byte
 // picks. A decoder must never throw or crash; whatever it accepts must encode, and the
 // encoding must decode again to the same encoding (one schema, both sides).
 #include <cstddef>
@@ -9,6 +9,7 @@
 
 #include "protocol/api_messages.h"
 #include "protocol/attempt_messages.h"
+#include "protocol/job_views.h"
 #include "protocol/task_messages.h"
 
 namespace {
@@ -34,7 +35,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   Json body = Json::parse(data + 1, data + size, nullptr, false);
   if (body.is_discarded()) return 0;
-  switch (data[0] % 17) {
+  switch (data[0] % 20) {
     case 0: RoundTrip<RegisterRequest>(body); break;
     case 1: RoundTrip<ClusterReply>(body); break;
     case 2: RoundTrip<StartedRequest>(body); break;
@@ -52,6 +53,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     case 14: RoundTrip<LaunchPlan>(body); break;
     case 15: RoundTrip<SavedModelUpdate>(body); break;
     case 16: RoundTrip<SubmitRequest>(body); break;
+    case 17: RoundTrip<JobSummary>(body); break;
+    case 18: RoundTrip<JobDetail>(body); break;
+    case 19: RoundTrip<JobList>(body); break;
   }
   return 0;
 }

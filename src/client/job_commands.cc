@@ -3,15 +3,11 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "client/job_reads.h"
 #include "client/job_view.h"
 #include "client/submit_command.h"
 
 namespace shoal {
-namespace {
-
-bool IsFinalState(const std::string& state) { return state == "SUCCEEDED" || state == "FAILED" || state == "KILLED"; }
-
-}  // namespace
 
 void AddStatusCommand(CLI::App& app, ClientContext& ctx) {
   auto* cmd = app.add_subcommand("status", "Show a job: state, tasks, attempts, where its logs are.");
@@ -20,8 +16,13 @@ void AddStatusCommand(CLI::App& app, ClientContext& ctx) {
   cmd->add_flag("--json", ctx.json, "print the API's JSON");
   cmd->callback([&ctx, id] {
     WithServer(ctx, [&](const HttpJsonClient& server) -> Status {
-      ASSIGN_OR_RETURN(Json detail, server.Get("/api/v1/jobs/" + UrlEncode(*id)));
-      std::fputs(ctx.json ? (detail.dump(2) + "\n").c_str() : RenderStatus(detail).c_str(), stdout);
+      if (ctx.json) {
+        ASSIGN_OR_RETURN(Json detail, server.Get("/api/v1/jobs/" + UrlEncode(*id)));
+        std::printf("%s\n", detail.dump(2).c_str());
+        return Status::Ok();
+      }
+      ASSIGN_OR_RETURN(protocol::JobDetail detail, FetchJob(server, *id));
+      std::fputs(RenderStatus(detail).c_str(), stdout);
       return Status::Ok();
     });
   });
@@ -42,12 +43,17 @@ void AddListCommand(CLI::App& app, ClientContext& ctx) {
   cmd->add_flag("--json", ctx.json, "print the API's JSON");
   cmd->callback([=, &ctx] {
     WithServer(ctx, [&](const HttpJsonClient& server) -> Status {
-      std::string query = "/api/v1/jobs?limit=" + std::to_string(*limit) + "&offset=" + std::to_string(*offset);
+      std::string query = "limit=" + std::to_string(*limit) + "&offset=" + std::to_string(*offset);
       if (!state->empty()) query += "&state=" + UrlEncode(*state);
       if (!user->empty()) query += "&user=" + UrlEncode(*user);
       if (!name->empty()) query += "&name=" + UrlEncode(*name);
-      ASSIGN_OR_RETURN(Json list, server.Get(query));
-      std::fputs(ctx.json ? (list.dump(2) + "\n").c_str() : RenderList(list).c_str(), stdout);
+      if (ctx.json) {
+        ASSIGN_OR_RETURN(Json list, server.Get("/api/v1/jobs?" + query));
+        std::printf("%s\n", list.dump(2).c_str());
+        return Status::Ok();
+      }
+      ASSIGN_OR_RETURN(protocol::JobList list, FetchJobs(server, query));
+      std::fputs(RenderList(list).c_str(), stdout);
       return Status::Ok();
     });
   });
@@ -63,24 +69,24 @@ void AddSaveModelCommand(CLI::App& app, ClientContext& ctx) {
   cmd->callback([&ctx, id, no_wait] {
     WithServer(ctx, [&](const HttpJsonClient& server) -> Status {
       std::string job = UrlEncode(*id);
-      ASSIGN_OR_RETURN(Json entry, server.Post("/api/v1/jobs/" + job + "/save-model", Json::object()));
-      std::string name = entry.value("name", "");
+      ASSIGN_OR_RETURN(Json reply, server.Post("/api/v1/jobs/" + job + "/save-model", Json::object()));
+      ASSIGN_OR_RETURN(protocol::SavedModelView entry, protocol::DecodeSavedModelView(reply, "save"));
+      const std::string& name = entry.name;
       if (*no_wait) {
         std::printf("save %s requested\n", name.c_str());
         return Status::Ok();
       }
       for (int i = 0; i < 600; ++i) {
-        ASSIGN_OR_RETURN(Json detail, server.Get("/api/v1/jobs/" + job));
-        for (const Json& saved : detail.value("saved_models", Json::array())) {
-          if (saved.value("name", "") != name) continue;
-          std::string state = saved.value("state", "");
-          if (state == "saved") {
-            std::printf("saved %s: %s\n", name.c_str(), saved.value("uri", "").c_str());
+        ASSIGN_OR_RETURN(protocol::JobDetail detail, FetchJob(server, *id));
+        for (const protocol::SavedModelView& saved : detail.saved_models) {
+          if (saved.name != name) continue;
+          if (saved.state == SaveState::kSaved) {
+            std::printf("saved %s: %s\n", name.c_str(), saved.uri.c_str());
             return Status::Ok();
           }
-          if (state == "failed") return Unavailable("save " + name + " failed: " + saved.value("message", ""));
+          if (saved.state == SaveState::kFailed) return Unavailable("save " + name + " failed: " + saved.message);
         }
-        if (IsFinalState(detail["state"])) return FailedPrecondition("the job ended before save " + name + " finished");
+        if (IsFinal(detail.summary.state)) return FailedPrecondition("the job ended before save " + name + " finished");
         usleep(500'000);
       }
       return Timeout("save " + name + " did not finish within 5 minutes; see `shoal status " + *id + "`");
@@ -95,16 +101,17 @@ void AddKillCommand(CLI::App& app, ClientContext& ctx) {
   cmd->add_flag("--json", ctx.json, "print the job's final JSON");
   cmd->callback([&ctx, id] {
     WithServer(ctx, [&](const HttpJsonClient& server) -> Status {
-      ASSIGN_OR_RETURN(Json summary, server.Post("/api/v1/jobs/" + UrlEncode(*id) + "/kill", Json::object()));
-      std::string job = summary["id"];
+      ASSIGN_OR_RETURN(Json reply, server.Post("/api/v1/jobs/" + UrlEncode(*id) + "/kill", Json::object()));
+      ASSIGN_OR_RETURN(protocol::JobSummary summary, protocol::Decode<protocol::JobSummary>(reply));
+      const std::string& job = summary.id;
       int64_t version = 0;
       for (int i = 0; i < 120; ++i) {
-        ASSIGN_OR_RETURN(Json detail, server.Get("/api/v1/jobs/" + job + "?wait_version=" + std::to_string(version) +
-                                                 "&wait_ms=1000"));
-        version = detail["version"];
-        if (IsFinalState(detail["state"])) {
-          if (ctx.json) std::printf("%s\n", detail.dump(2).c_str());
-          else std::printf("%s %s\n", job.c_str(), detail["state"].get<std::string>().c_str());
+        Json raw;
+        ASSIGN_OR_RETURN(protocol::JobDetail detail, FetchJob(server, job, version, 1000, &raw));
+        version = detail.version;
+        if (IsFinal(detail.summary.state)) {
+          if (ctx.json) std::printf("%s\n", raw.dump(2).c_str());
+          else std::printf("%s %s\n", job.c_str(), Name(detail.summary.state));
           return Status::Ok();
         }
       }
@@ -152,10 +159,9 @@ void AddLogsCommand(CLI::App& app, ClientContext& ctx) {
         // A queued job has no logs yet: wait for its first attempt.
         int64_t version = 0;
         while (true) {
-          ASSIGN_OR_RETURN(Json detail, server.Get("/api/v1/jobs/" + UrlEncode(*id) + "?wait_version=" +
-                                                   std::to_string(version) + "&wait_ms=1000"));
-          version = detail["version"];
-          if (!detail["attempts"].empty() || IsFinalState(detail["state"])) break;
+          ASSIGN_OR_RETURN(protocol::JobDetail detail, FetchJob(server, *id, version, 1000));
+          version = detail.version;
+          if (!detail.attempts.empty() || IsFinal(detail.summary.state)) break;
         }
       }
       while (true) {
@@ -166,8 +172,8 @@ void AddLogsCommand(CLI::App& app, ClientContext& ctx) {
         offset = chunk["next_offset"];
         if (!*follow) return Status::Ok();
         if (!text.empty()) continue;
-        ASSIGN_OR_RETURN(Json detail, server.Get("/api/v1/jobs/" + UrlEncode(*id)));
-        if (IsFinalState(detail["state"])) {
+        ASSIGN_OR_RETURN(protocol::JobDetail detail, FetchJob(server, *id));
+        if (IsFinal(detail.summary.state)) {
           ASSIGN_OR_RETURN(Json last, server.Get(base + "&offset=" + std::to_string(offset)));
           std::string rest = last["text"];
           fwrite(rest.data(), 1, rest.size(), stdout);

@@ -11,6 +11,10 @@
 namespace shoal {
 namespace {
 
+using protocol::JobDetail;
+using protocol::JobSummary;
+using protocol::TaskView;
+
 std::string Time(int64_t wall_ms) {
   if (wall_ms <= 0) return "-";
   time_t seconds = static_cast<time_t>(wall_ms / 1000);
@@ -21,12 +25,10 @@ std::string Time(int64_t wall_ms) {
   return buf;
 }
 
-std::string Duration(const Json& job) {
-  int64_t start = job.value("started_ms", int64_t{0});
-  if (start <= 0) return "-";
-  int64_t end = job.value("finished_ms", int64_t{0});
-  if (end <= 0) end = static_cast<int64_t>(std::time(nullptr)) * 1000;
-  return FormatDuration(std::max<int64_t>(0, end - start));
+std::string Duration(const JobSummary& job) {
+  if (job.started_ms <= 0) return "-";
+  int64_t end = job.finished_ms > 0 ? job.finished_ms : static_cast<int64_t>(std::time(nullptr)) * 1000;
+  return FormatDuration(std::max<int64_t>(0, end - job.started_ms));
 }
 
 std::string Pad(std::string text, size_t width) {
@@ -36,11 +38,9 @@ std::string Pad(std::string text, size_t width) {
 
 std::string Percent(double fraction) { return std::to_string(static_cast<int>(fraction * 100 + 0.5)) + "%"; }
 
-const Json& LatestTasks(const Json& detail) {
-  static const Json kEmpty = Json::array();
-  const Json& attempts = detail["attempts"];
-  if (!attempts.is_array() || attempts.empty()) return kEmpty;
-  return attempts.back()["tasks"];
+const std::vector<TaskView>& LatestTasks(const JobDetail& detail) {
+  static const std::vector<TaskView> kNone;
+  return detail.attempts.empty() ? kNone : detail.attempts.back().tasks;
 }
 
 // Per role, in spec order: task count, progress and states.
@@ -52,26 +52,25 @@ struct RoleLine {
 };
 
 // A running task that the AM flagged hung shows as HUNG: still running, doing nothing.
-std::string ShownState(const Json& task) {
-  std::string state = task.value("state", "?");
-  return state == "RUNNING" && task.value("hung", false) ? "HUNG" : state;
+std::string ShownState(const TaskView& task) {
+  return task.state == TaskState::kRunning && task.hung ? "HUNG" : Name(task.state);
 }
 
-std::vector<std::string> HungTasks(const Json& detail) {
+std::vector<std::string> HungTasks(const JobDetail& detail) {
   std::vector<std::string> names;
-  for (const Json& task : LatestTasks(detail)) {
-    if (ShownState(task) == "HUNG") names.push_back(task["role"].get<std::string>() + "[" + std::to_string(task["index"].get<int>()) + "]");
+  for (const TaskView& task : LatestTasks(detail)) {
+    if (ShownState(task) == "HUNG") names.push_back(task.Name());
   }
   return names;
 }
 
-std::vector<RoleLine> RoleLines(const Json& detail) {
+std::vector<RoleLine> RoleLines(const JobDetail& detail) {
   std::vector<RoleLine> lines;
-  for (const Json& role : detail["spec"]["roles"]) lines.push_back({role["name"], role["instances"], 0, {}});
-  for (const Json& task : LatestTasks(detail)) {
+  for (const RoleSpec& role : detail.spec.roles) lines.push_back({role.name, role.instances, 0, {}});
+  for (const TaskView& task : LatestTasks(detail)) {
     for (auto& line : lines) {
-      if (line.role != task["role"]) continue;
-      line.progress += task.value("progress", 0.0) / std::max(1, line.tasks);
+      if (line.role != task.role) continue;
+      line.progress += task.progress / std::max(1, line.tasks);
       line.states[ShownState(task)]++;
     }
   }
@@ -79,16 +78,6 @@ std::vector<RoleLine> RoleLines(const Json& detail) {
 }
 
 }  // namespace
-
-std::string BoardUrl(const Json& detail) {
-  if (detail.contains("board_url") && detail["board_url"].is_string()) return detail["board_url"];
-  const Json& attempts = detail["attempts"];
-  if (attempts.is_array() && !attempts.empty() && attempts.back().contains("board_url") &&
-      attempts.back()["board_url"].is_string()) {
-    return attempts.back()["board_url"];
-  }
-  return "";
-}
 
 std::string ProgressBar(double fraction, int width) {
   fraction = std::clamp(fraction, 0.0, 1.0);
@@ -98,90 +87,81 @@ std::string ProgressBar(double fraction, int width) {
   return bar + std::string(4 - std::min<size_t>(4, pct.size()), ' ') + pct;
 }
 
-std::string RenderStatus(const Json& d) {
+std::string RenderStatus(const JobDetail& d) {
+  const JobSummary& job = d.summary;
   std::ostringstream out;
-  out << d["id"].get<std::string>() << "  " << d["name"].get<std::string>() << "  " << d["state"].get<std::string>()
-      << "  " << Percent(d.value("progress", 0.0)) << "\n";
-  out << "  framework " << d["framework"].get<std::string>() << ", user " << d["user"].get<std::string>()
-      << ", attempt " << d["attempt"] << " of " << d["max_attempts"] << ", submitted " << Time(d["created_ms"])
-      << ", ran " << Duration(d) << "\n";
-  if (!d.value("message", "").empty()) out << "  " << d["message"].get<std::string>() << "\n";
-  if (std::string board = BoardUrl(d); !board.empty()) out << "  board: " << board << "\n";
+  out << job.id << "  " << job.name << "  " << Name(job.state) << "  " << Percent(job.progress) << "\n";
+  out << "  framework " << job.framework << ", user " << job.user << ", attempt " << job.attempt << " of "
+      << job.max_attempts << ", submitted " << Time(job.created_ms) << ", ran " << Duration(job) << "\n";
+  if (!job.message.empty()) out << "  " << job.message << "\n";
+  if (!d.board_url.empty()) out << "  board: " << d.board_url << "\n";
   if (auto hung = HungTasks(d); !hung.empty()) {
     out << "  hung: ";
     for (size_t i = 0; i < hung.size(); ++i) out << (i ? ", " : "") << hung[i];
-    out << " made no progress, printed no metric and used no CPU for timeouts.hang; `shoal stack "
-        << d["id"].get<std::string>() << "` shows where they wait\n";
+    out << " made no progress, printed no metric and used no CPU for timeouts.hang; `shoal stack " << job.id
+        << "` shows where they wait\n";
   }
-  const Json& tasks = LatestTasks(d);
+  const auto& tasks = LatestTasks(d);
   if (!tasks.empty()) {
     out << "\n  " << Pad("TASK", 14) << Pad("STATE", 11) << Pad("HOST", 16) << Pad("PID", 8) << Pad("PROGRESS", 9)
         << Pad("EXIT", 6) << "MESSAGE\n";
-    for (const Json& t : tasks) {
-      std::string name = t["role"].get<std::string>() + "[" + std::to_string(t["index"].get<int>()) + "]";
-      int exit_code = t.value("exit_code", -1);
-      out << "  " << Pad(name, 14) << Pad(ShownState(t), 11) << Pad(t.value("host", "-"), 16)
-          << Pad(std::to_string(t.value("pid", 0)), 8) << Pad(Percent(t.value("progress", 0.0)), 9)
-          << Pad(exit_code < 0 ? "-" : std::to_string(exit_code), 6) << t.value("message", "") << "\n";
+    for (const TaskView& t : tasks) {
+      out << "  " << Pad(t.Name(), 14) << Pad(ShownState(t), 11) << Pad(t.host.empty() ? "-" : t.host, 16)
+          << Pad(std::to_string(t.pid), 8) << Pad(Percent(t.progress), 9)
+          << Pad(t.exit_code < 0 ? "-" : std::to_string(t.exit_code), 6) << t.message << "\n";
     }
   }
-  if (d["attempts"].size() > 1) {
+  if (d.attempts.size() > 1) {
     out << "\n  attempts:\n";
-    for (const Json& a : d["attempts"]) {
-      out << "    " << a["number"] << "  " << Pad(a["state"], 10) << a.value("message", "") << "\n";
-    }
+    for (const auto& a : d.attempts) out << "    " << a.number << "  " << Pad(Name(a.state), 10) << a.message << "\n";
   }
-  if (d.contains("saved_models") && d["saved_models"].is_array() && !d["saved_models"].empty()) {
+  if (!d.saved_models.empty()) {
     out << "\n  saved models:\n";
-    for (const Json& m : d["saved_models"]) {
-      out << "    " << Pad(m.value("name", ""), 19) << Pad(m.value("state", ""), 10)
-          << (m.value("state", "") == "failed" ? m.value("message", "") : m.value("uri", "")) << "\n";
+    for (const auto& m : d.saved_models) {
+      out << "    " << Pad(m.name, 19) << Pad(Name(m.state), 10) << (m.state == SaveState::kFailed ? m.message : m.uri)
+          << "\n";
     }
   }
-  if (!d["attempts"].empty()) out << "\n  logs: " << d["attempts"].back()["dir"].get<std::string>() << "\n";
+  if (!d.attempts.empty()) out << "\n  logs: " << d.attempts.back().dir << "\n";
   return out.str();
 }
 
-std::string RenderList(const Json& list) {
+std::string RenderList(const protocol::JobList& list) {
   std::ostringstream out;
   out << Pad("ID", 12) << Pad("NAME", 24) << Pad("USER", 10) << Pad("FRAMEWORK", 10) << Pad("STATE", 11)
       << Pad("PROGRESS", 9) << Pad("STARTED", 16) << "DURATION\n";
-  for (const Json& j : list["jobs"]) {
-    out << Pad(j["id"], 12) << Pad(j["name"].get<std::string>().substr(0, 23), 24) << Pad(j["user"], 10)
-        << Pad(j["framework"], 10) << Pad(j["state"], 11) << Pad(Percent(j.value("progress", 0.0)), 9)
-        << Pad(Time(j.value("started_ms", int64_t{0})), 16) << Duration(j) << "\n";
+  for (const JobSummary& j : list.jobs) {
+    out << Pad(j.id, 12) << Pad(j.name.substr(0, 23), 24) << Pad(j.user, 10) << Pad(j.framework, 10)
+        << Pad(Name(j.state), 11) << Pad(Percent(j.progress), 9) << Pad(Time(j.started_ms), 16) << Duration(j) << "\n";
   }
-  int64_t total = list.value("total", int64_t{0});
-  int64_t shown = static_cast<int64_t>(list["jobs"].size());
-  if (total > shown) out << "(" << shown << " of " << total << " jobs; --limit and --offset page through them)\n";
+  int64_t shown = static_cast<int64_t>(list.jobs.size());
+  if (list.total > shown) out << "(" << shown << " of " << list.total << " jobs; --limit and --offset page through them)\n";
   return out.str();
 }
 
-std::string RenderSummary(const Json& d) {
+std::string RenderSummary(const JobDetail& d) {
+  const JobSummary& job = d.summary;
   std::ostringstream out;
-  size_t attempts = d["attempts"].size();
-  out << d["id"].get<std::string>() << " (" << d["name"].get<std::string>() << ") " << d["state"].get<std::string>()
-      << " in " << Duration(d) << " after " << attempts << " attempt" << (attempts == 1 ? "" : "s") << "\n";
-  if (!d.value("message", "").empty() && d["state"] != "SUCCEEDED") out << "  " << d["message"].get<std::string>() << "\n";
-  for (const Json& t : LatestTasks(d)) {
-    std::string name = t["role"].get<std::string>() + "[" + std::to_string(t["index"].get<int>()) + "]";
-    out << "  " << Pad(name, 14) << Pad(t["state"], 11);
-    if (t.value("exit_code", -1) >= 0) out << "exit " << t["exit_code"];
-    if (t["state"] != "SUCCEEDED" && !t.value("message", "").empty()) out << "  " << t["message"].get<std::string>();
+  size_t attempts = d.attempts.size();
+  out << job.id << " (" << job.name << ") " << Name(job.state) << " in " << Duration(job) << " after " << attempts
+      << " attempt" << (attempts == 1 ? "" : "s") << "\n";
+  if (!job.message.empty() && job.state != JobState::kSucceeded) out << "  " << job.message << "\n";
+  for (const TaskView& t : LatestTasks(d)) {
+    out << "  " << Pad(t.Name(), 14) << Pad(Name(t.state), 11);
+    if (t.exit_code >= 0) out << "exit " << t.exit_code;
+    if (t.state != TaskState::kSucceeded && !t.message.empty()) out << "  " << t.message;
     out << "\n";
   }
   if (attempts > 0) {
-    out << "  logs: " << d["attempts"].back()["dir"].get<std::string>() << "  (shoal logs " << d["id"].get<std::string>()
-        << " --role R --index I)\n";
+    out << "  logs: " << d.attempts.back().dir << "  (shoal logs " << job.id << " --role R --index I)\n";
   }
   return out.str();
 }
 
-void LiveView::Update(const Json& detail) {
+void LiveView::Update(const JobDetail& detail) {
   std::ostringstream text;
-  std::string state = detail["state"];
-  text << detail["id"].get<std::string>() << " " << detail["name"].get<std::string>() << ": " << state;
-  if (!detail["attempts"].empty()) text << " (attempt " << detail["attempts"].size() << ")";
+  text << detail.summary.id << " " << detail.summary.name << ": " << Name(detail.summary.state);
+  if (!detail.attempts.empty()) text << " (attempt " << detail.attempts.size() << ")";
   text << "\n";
   for (const RoleLine& line : RoleLines(detail)) {
     text << "  " << Pad(line.role, 10) << ProgressBar(line.progress, 30) << "  ";
@@ -202,7 +182,7 @@ void LiveView::Update(const Json& detail) {
   } else {
     // A log file gets a line when states change, not on every percent.
     std::ostringstream key;
-    key << state;
+    key << Name(detail.summary.state);
     for (const RoleLine& line : RoleLines(detail)) {
       for (const auto& [name, count] : line.states) key << line.role << name << count;
       key << static_cast<int>(line.progress * 10);

@@ -5,20 +5,24 @@
 namespace shoal {
 namespace {
 
-Json Detail(const std::string& state) {
-  return Json{{"id", "job-3"},     {"name", "ddp"}, {"user", "ann"},    {"framework", "pytorch"},
-              {"state", state},    {"message", state == "FAILED" ? "task worker[1] failed: exit code 1" : ""},
-              {"progress", 0.5},   {"attempt", 1},  {"max_attempts", 1}, {"created_ms", 1},
-              {"started_ms", 1000}, {"finished_ms", 4000}, {"version", 3},
-              {"spec", {{"roles", {{{"name", "worker"}, {"instances", 2}}}}}},
-              {"attempts",
-               {{{"number", 1},
-                 {"state", state},
-                 {"dir", "/h/jobs/job-3/attempt-1"},
-                 {"tasks",
-                  {{{"role", "worker"}, {"index", 0}, {"state", "SUCCEEDED"}, {"progress", 1.0}, {"exit_code", 0}},
-                   {{"role", "worker"}, {"index", 1}, {"state", "FAILED"}, {"progress", 0.0}, {"exit_code", 1},
-                    {"message", "exit code 1: boom"}}}}}}}};
+protocol::JobDetail Detail(JobState state) {
+  protocol::JobDetail d;
+  d.summary = {.id = "job-3", .name = "ddp", .user = "ann", .framework = "pytorch", .state = state,
+               .message = state == JobState::kFailed ? "task worker[1] failed: exit code 1" : "", .progress = 0.5,
+               .attempt = 1, .max_attempts = 1, .created_ms = 1, .started_ms = 1000, .finished_ms = 4000};
+  d.version = 3;
+  d.spec.roles.push_back(RoleSpec{.name = "worker", .instances = 2});
+  protocol::AttemptView attempt{.number = 1, .state = AttemptState::kRunning, .dir = "/h/jobs/job-3/attempt-1"};
+  attempt.tasks.push_back({.role = "worker", .index = 0, .state = TaskState::kSucceeded, .progress = 1.0, .exit_code = 0});
+  attempt.tasks.push_back({.role = "worker", .index = 1, .state = TaskState::kFailed, .progress = 0.0, .exit_code = 1,
+                           .message = "exit code 1: boom"});
+  d.attempts.push_back(attempt);
+  return d;
+}
+
+// What the server sends is what the CLI renders: the detail goes through the protocol.
+protocol::JobDetail OverTheWire(const protocol::JobDetail& detail) {
+  return protocol::Decode<protocol::JobDetail>(protocol::Encode(detail)).value();
 }
 
 TEST(JobView, ProgressBar) {
@@ -27,7 +31,7 @@ TEST(JobView, ProgressBar) {
 }
 
 TEST(JobView, SummaryNamesTheFailedTaskAndTheLogs) {
-  std::string summary = RenderSummary(Detail("FAILED"));
+  std::string summary = RenderSummary(OverTheWire(Detail(JobState::kFailed)));
   EXPECT_NE(summary.find("job-3 (ddp) FAILED in 3.0s after 1 attempt"), std::string::npos) << summary;
   EXPECT_NE(summary.find("worker[1] failed: exit code 1"), std::string::npos);
   EXPECT_NE(summary.find("exit code 1: boom"), std::string::npos);
@@ -35,16 +39,16 @@ TEST(JobView, SummaryNamesTheFailedTaskAndTheLogs) {
 }
 
 TEST(JobView, StatusShowsHungTasks) {
-  Json detail = Detail("RUNNING");
-  Json& tasks = detail["attempts"][0]["tasks"];
-  tasks[1]["state"] = "RUNNING";
-  tasks[1]["hung"] = true;
-  std::string status = RenderStatus(detail);
+  protocol::JobDetail detail = Detail(JobState::kRunning);
+  auto& tasks = detail.attempts[0].tasks;
+  tasks[1].state = TaskState::kRunning;
+  tasks[1].hung = true;
+  std::string status = RenderStatus(OverTheWire(detail));
   EXPECT_NE(status.find("hung: worker[1] made no progress"), std::string::npos) << status;
   EXPECT_NE(status.find("shoal stack job-3"), std::string::npos) << status;
   EXPECT_NE(status.find("HUNG"), std::string::npos) << status;
-  tasks[1]["hung"] = false;
-  EXPECT_EQ(RenderStatus(detail).find("HUNG"), std::string::npos);
+  tasks[1].hung = false;
+  EXPECT_EQ(RenderStatus(OverTheWire(detail)).find("HUNG"), std::string::npos);
 }
 
 TEST(JobView, LiveViewPrintsChangesOnlyWhenNotATerminal) {
@@ -52,15 +56,33 @@ TEST(JobView, LiveViewPrintsChangesOnlyWhenNotATerminal) {
   size_t size = 0;
   FILE* out = open_memstream(&buffer, &size);
   LiveView view(out, false);
-  view.Update(Detail("RUNNING"));
-  view.Update(Detail("RUNNING"));
-  view.Update(Detail("SUCCEEDED"));
+  view.Update(Detail(JobState::kRunning));
+  view.Update(Detail(JobState::kRunning));
+  view.Update(Detail(JobState::kSucceeded));
   fclose(out);
   std::string text(buffer, size);
   free(buffer);
   EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 4) << text;
   EXPECT_NE(text.find("worker    [###############---------------]  50%  1 FAILED, 1 SUCCEEDED"), std::string::npos)
       << text;
+}
+
+TEST(JobView, ListShowsEveryJobAndSaysWhenThereAreMore) {
+  protocol::JobList list{.total = 7, .limit = 1};
+  list.jobs.push_back(Detail(JobState::kFailed).summary);
+  std::string text = RenderList(protocol::Decode<protocol::JobList>(protocol::Encode(list)).value());
+  EXPECT_NE(text.find("job-3"), std::string::npos) << text;
+  EXPECT_NE(text.find("FAILED"), std::string::npos) << text;
+  EXPECT_NE(text.find("(1 of 7 jobs; --limit and --offset page through them)"), std::string::npos) << text;
+}
+
+TEST(JobView, SavedModelsShowTheirUriOrWhyTheyFailed) {
+  protocol::JobDetail detail = Detail(JobState::kRunning);
+  detail.saved_models.push_back({.name = "20260101-000000", .state = SaveState::kSaved, .uri = "s3://b/m", .attempt = 1});
+  detail.saved_models.push_back({.name = "20260101-000100", .state = SaveState::kFailed, .message = "disk full", .attempt = 1});
+  std::string status = RenderStatus(OverTheWire(detail));
+  EXPECT_NE(status.find("20260101-000000    saved     s3://b/m"), std::string::npos) << status;
+  EXPECT_NE(status.find("20260101-000100    failed    disk full"), std::string::npos) << status;
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <cstdlib>
 
 #include "backend/local/local_backend.h"
+#include "client/job_reads.h"
 #include "client/job_view.h"
 #include "client/server_connection.h"
 #include "common/files.h"
@@ -82,20 +83,20 @@ int FollowJob(const HttpJsonClient& server, const std::string& id, bool draw) {
       (void)server.Post("/api/v1/jobs/" + id + "/kill", Json::object());
       kill_sent = true;
     }
-    auto detail = server.Get("/api/v1/jobs/" + id + "?wait_version=" + std::to_string(version) + "&wait_ms=500");
+    auto detail = FetchJob(server, id, version, 500);
     if (!detail.ok()) {
       if (g_interrupts > 1) return kExitFailed;
-      if (detail.status().code() == StatusCode::kNotFound) return ReportError(detail.status());
+      StatusCode code = detail.status().code();
+      if (code == StatusCode::kNotFound || code == StatusCode::kFailedPrecondition) return ReportError(detail.status());
       usleep(200'000);  // the server may be restarting: keep following
       continue;
     }
-    version = (*detail)["version"].get<int64_t>();
+    version = detail->version;
     if (draw) view.Update(*detail);
-    std::string state = (*detail)["state"];
-    if (state == "SUCCEEDED" || state == "FAILED" || state == "KILLED") {
+    if (IsFinal(detail->summary.state)) {
       view.Finish();
       std::fputs(RenderSummary(*detail).c_str(), stderr);
-      return state == "SUCCEEDED" ? kExitOk : kExitFailed;
+      return detail->summary.state == JobState::kSucceeded ? kExitOk : kExitFailed;
     }
   }
 }

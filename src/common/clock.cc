@@ -42,7 +42,15 @@ bool ManualClock::WaitFor(std::condition_variable& cv, std::unique_lock<std::mut
   }
   // Advance() tells `cv` without holding `lock`, so a wake can fall between the check and
   // the wait: a short real slice bounds how late such a waiter looks again.
-  while (!done() && NowMillis() < deadline) cv.wait_for(lock, std::chrono::milliseconds(5));
+  while (!done() && NowMillis() < deadline) {
+    if (released_) {
+      int64_t now = now_.load();
+      while (now < deadline && !now_.compare_exchange_weak(now, deadline)) {
+      }
+      break;
+    }
+    cv.wait_for(lock, std::chrono::milliseconds(5));
+  }
   {
     std::lock_guard registered(waiters_mutex_);
     waiters_.erase(waiters_.find(&cv));
@@ -55,6 +63,11 @@ void ManualClock::SleepForMillis(int64_t millis) const {
   std::condition_variable woken;
   std::unique_lock lock(mutex);
   WaitFor(woken, lock, millis, [] { return false; });
+}
+
+void ManualClock::Release() {
+  released_ = true;
+  Advance(0);
 }
 
 void ManualClock::Advance(int64_t millis) {

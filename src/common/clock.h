@@ -74,17 +74,24 @@ class FakeClock final : public Clock {
 // condition variable is told and the predicate holds).
 class ManualClock final : public Clock {
  public:
-  explicit ManualClock(int64_t start_millis = 1'000'000) : now_(start_millis) {}
+  // The wall time starts at `wall_start_millis` (saved models and logs are named by it).
+  explicit ManualClock(int64_t start_millis = 1'000'000, int64_t wall_start_millis = 1'790'000'000'000)
+      : now_(start_millis), wall_offset_(wall_start_millis - start_millis) {}
   int64_t NowMillis() const override { return now_.load(); }
-  int64_t WallMillis() const override { return now_.load(); }
+  int64_t WallMillis() const override { return now_.load() + wall_offset_; }
   void SleepForMillis(int64_t millis) const override;
   bool WaitFor(std::condition_variable& cv, std::unique_lock<std::mutex>& lock, int64_t millis,
                const std::function<bool()>& done) const override;
   // Moves the time forward and wakes every sleeper and waiter to look at it.
   void Advance(int64_t millis);
+  // From now on the time moves by itself: every sleep and wait ends at once, moving the
+  // time to its deadline (as FakeClock's do). For tearing down, when no test drives it.
+  void Release();
 
  private:
   mutable std::atomic<int64_t> now_;
+  const int64_t wall_offset_;
+  std::atomic<bool> released_{false};
   mutable std::mutex waiters_mutex_;
   mutable std::multiset<std::condition_variable*> waiters_;  // GUARDED_BY(waiters_mutex_)
 };

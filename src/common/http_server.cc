@@ -4,6 +4,9 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
+#include <atomic>
+#include <chrono>
+#include <memory>
 #include <cstdlib>
 #include <exception>
 
@@ -86,6 +89,20 @@ Result<int> BindServer(httplib::Server& server, const std::string& host, int por
   }
   RaiseListenBacklog(port);
   return port;
+}
+
+}  // namespace shoal
+
+namespace shoal {
+
+std::thread ServeInBackground(httplib::Server& server) {
+  auto ended = std::make_shared<std::atomic<bool>>(false);
+  std::thread serving([&server, ended] {
+    server.listen_after_bind();
+    *ended = true;
+  });
+  while (!server.is_running() && !*ended) std::this_thread::sleep_for(std::chrono::microseconds(200));
+  return serving;
 }
 
 }  // namespace shoal

@@ -13,6 +13,7 @@
 #include <httplib.h>
 
 #include <functional>
+#include <thread>
 
 #include "common/json.h"
 #include "common/status.h"
@@ -29,5 +30,10 @@ httplib::Server::Handler RouteJson(JsonHandler handler);
 
 // Binds the server to host:port (port 0: any free port) and returns the port.
 Result<int> BindServer(httplib::Server& server, const std::string& host, int port);
+
+// Serves a bound server on a new thread and returns that thread once the server is
+// running, so a stop() right after is never lost (cpp-httplib ignores a stop() that
+// comes before its accept loop starts). The caller joins the thread after stop().
+std::thread ServeInBackground(httplib::Server& server);
 
 }  // namespace shoal

@@ -34,8 +34,13 @@ Status MpiTokenMissing() {
 
 }  // namespace
 
-ApplicationMaster::ApplicationMaster(AmOptions options, ContainerLauncher& launcher, const Clock& clock)
-    : options_(std::move(options)), launcher_(launcher), clock_(clock), server_(options_.server_url, 5000) {
+ApplicationMaster::ApplicationMaster(AmOptions options, ContainerLauncher& launcher, const Clock& clock,
+                                     ProcessLauncher& processes)
+    : options_(std::move(options)),
+      launcher_(launcher),
+      clock_(clock),
+      processes_(processes),
+      server_(options_.server_url, 5000) {
   // The attempt's token is this AM's one credential; nothing it starts inherits it.
   attempt_token_ = options_.attempt_token;
   server_.set_bearer_token(attempt_token_);
@@ -240,7 +245,6 @@ Result<Json> ApplicationMaster::HandleMpiWait(const httplib::Request& req) {
 
 void ApplicationMaster::DriveMpirun() {
   if (!FindFramework(spec_.framework)->LaunchesWithMpirun()) return;
-  auto& processes = RealProcessLauncher::Instance();
   if (mpirun_pid_ == 0 && !IsFinal(tracker_->state()) && tracker_->AllRegistered()) {
     std::string hostfile = options_.attempt_dir + "/mpi-hosts";
     auto env = InheritedEnvironment(CurrentEnvironment());
@@ -250,7 +254,7 @@ void ApplicationMaster::DriveMpirun() {
     env["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1";
     int log = open((options_.attempt_dir + "/mpirun.log").c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     Status written = WriteFileAtomic(hostfile, MpiHostfile(spec_));
-    auto pid = written.ok() ? processes.Spawn({.argv = MpirunArgv(spec_, hostfile, options_.shoal_executable),
+    auto pid = written.ok() ? processes_.Spawn({.argv = MpirunArgv(spec_, hostfile, options_.shoal_executable),
                                                .env = env,
                                                .cwd = spec_.workdir,
                                                .new_process_group = true,
@@ -268,7 +272,7 @@ void ApplicationMaster::DriveMpirun() {
     LogInfo("mpirun started (pid " + std::to_string(*pid) + "); its output is in mpirun.log");
   }
   if (mpirun_pid_ <= 0 || mpirun_ended_) return;
-  if (auto exit = processes.TryWait(mpirun_pid_)) {
+  if (auto exit = processes_.TryWait(mpirun_pid_)) {
     mpirun_ended_ = true;
     if (!exit->success()) {
       std::string log_path = options_.attempt_dir + "/mpirun.log";
@@ -284,7 +288,7 @@ void ApplicationMaster::DriveMpirun() {
       tracker_->ReleaseSuccess();
     }
   } else if (IsFinal(tracker_->state())) {
-    processes.SignalGroup(mpirun_pid_, SIGTERM);  // the attempt is over: so is mpirun
+    processes_.SignalGroup(mpirun_pid_, SIGTERM);  // the attempt is over: so is mpirun
   }
 }
 
@@ -294,7 +298,7 @@ Status ApplicationMaster::StartServer() {
   http_.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
   ASSIGN_OR_RETURN(int port, BindServer(http_, options_.bind_host, 0));
   am_addr_ = options_.bind_host + ":" + std::to_string(port);
-  listener_ = std::thread([this] { http_.listen_after_bind(); });
+  listener_ = ServeInBackground(http_);
   return Status::Ok();
 }
 
@@ -388,7 +392,7 @@ void ApplicationMaster::Report(bool final_report) {
         std::lock_guard lock(mutex_);
         saves_->Request(save_requests);
       }
-      unreported_series_.clear();
+      if (!decoded.ok() || decoded->series_stored) unreported_series_.clear();
       return;
     }
     if (reply.status().code() == StatusCode::kUnavailable && FollowServer()) continue;

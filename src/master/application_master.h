@@ -37,6 +37,7 @@
 #include "backend/cluster_backend.h"
 #include "common/clock.h"
 #include "common/http_client.h"
+#include "common/process.h"
 #include "data/data_plan.h"
 #include "data/save_tracker.h"
 #include "master/attempt_tracker.h"
@@ -61,7 +62,9 @@ struct AmOptions {
 
 class ApplicationMaster {
  public:
-  ApplicationMaster(AmOptions options, ContainerLauncher& launcher, const Clock& clock);
+  // `processes` starts and watches mpirun for MPI jobs (the tasks go through `launcher`).
+  ApplicationMaster(AmOptions options, ContainerLauncher& launcher, const Clock& clock,
+                    ProcessLauncher& processes = RealProcessLauncher::Instance());
   ~ApplicationMaster();
   int Run();
   void RequestKill(const std::string& reason);
@@ -91,6 +94,7 @@ class ApplicationMaster {
   AmOptions options_;
   ContainerLauncher& launcher_;
   const Clock& clock_;
+  ProcessLauncher& processes_;
   HttpJsonClient server_;
   JobSpec spec_;
   std::vector<std::vector<int>> task_gpus_;

@@ -163,7 +163,7 @@ Json Encode(const SaveRequest& m) { return Json{{"name", m.name}, {"requested_ms
 Json Encode(const ReportReply& m) {
   Json requests = Json::array();
   for (const SaveRequest& s : m.save_requests) requests.push_back(Encode(s));
-  return Json{{"save_requests", requests}};
+  return Json{{"save_requests", requests}, {"series_stored", m.series_stored}};
 }
 
 template <>
@@ -171,6 +171,7 @@ Result<ReportReply> Decode<ReportReply>(const Json& json) {
   FieldReader r(json, "report reply");
   ReportReply m;
   m.save_requests = r.List<SaveRequest>("save_requests", DecodeSaveRequest);
+  m.series_stored = r.Bool("series_stored", true);
   if (!r.ok()) return r.status();
   return m;
 }

@@ -87,6 +87,9 @@ struct SaveRequest {
 
 struct ReportReply {
   std::vector<SaveRequest> save_requests;  // still pending: the AM must start them
+  // false: the report's state was applied but its series could not be stored (the
+  // history's disk is full): the AM keeps them for a later report.
+  bool series_stored = true;
 };
 
 struct StackEntry {

@@ -2,6 +2,7 @@
 
 #include "protocol/api_messages.h"
 #include "protocol/attempt_messages.h"
+#include "protocol/job_views.h"
 #include "protocol/task_messages.h"
 
 namespace shoal::protocol {
@@ -107,6 +108,42 @@ TEST(ProtocolTest, RefusalsNameTheField) {
   ASSERT_FALSE(plan.ok());
   EXPECT_NE(plan.status().message().find("launch plan.env.A must be a string"), std::string::npos)
       << plan.status().message();
+}
+
+TEST(ProtocolTest, JobViewsRoundTripAndRefuseByField) {
+  JobDetail detail;
+  detail.summary = {.id = "job-7", .name = "ddp", .user = "ann", .framework = "pytorch", .state = JobState::kRunning,
+                    .progress = 0.25, .attempt = 2, .max_attempts = 3, .tasks = 2, .created_ms = 5, .started_ms = 6};
+  detail.spec.name = "ddp";
+  detail.spec.framework = "pytorch";
+  detail.spec.roles.push_back(RoleSpec{.name = "worker", .instances = 2, .command = "python3 train.py"});
+  detail.version = 9;
+  AttemptView attempt{.number = 2, .state = AttemptState::kRunning, .dir = "/h/jobs/job-7/attempt-2", .task_gpus = {{0}, {1}}};
+  attempt.tasks.push_back(TaskView{.role = "worker", .index = 1, .rank = 1, .state = TaskState::kRunning, .ports = {4000}});
+  attempt.saved_models.push_back({.name = "20260101-000000", .requested_ms = 5, .state = SaveState::kSaved, .uri = "file:///m"});
+  detail.attempts.push_back(attempt);
+  detail.saved_models.push_back({.name = "20260101-000000", .state = SaveState::kSaved, .uri = "file:///m", .attempt = 2});
+  ExpectRoundTrip(detail);
+  ExpectRoundTrip(detail.summary);
+  ExpectRoundTrip(JobList{.jobs = {detail.summary}, .total = 40, .limit = 1, .offset = 3});
+  EXPECT_FALSE(Encode(attempt.saved_models[0]).contains("message")) << "unset texts are left out, as the web UI expects";
+
+  const Refusal refusals[] = {
+      {R"({"name": "x"})", "job.id is missing"},
+      {R"({"id": "job-1", "state": "LOST"})", "job.state must be one of QUEUED"},
+      {R"({"id": "job-1", "spec": {}, "attempts": [{"state": "RUNNING", "tasks": [{"role": "w"}]}]})",
+       "job.attempts[0].tasks[0].index is missing"},
+      {R"({"id": "job-1", "spec": {}, "saved_models": [{"name": "a", "state": "lost"}]})", "job.saved_models[0].state"},
+      {R"({"id": "job-1"})", "job.spec is missing"},
+  };
+  for (const Refusal& c : refusals) {
+    auto decoded = Decode<JobDetail>(Json::parse(c.json));
+    ASSERT_FALSE(decoded.ok()) << c.json;
+    EXPECT_NE(decoded.status().message().find(c.names), std::string::npos) << decoded.status().message();
+  }
+  auto list = Decode<JobList>(Json::parse(R"({"jobs": [{"id": "job-1", "progress": 2}]})"));
+  ASSERT_FALSE(list.ok());
+  EXPECT_NE(list.status().message().find("list.jobs[0].progress"), std::string::npos) << list.status().message();
 }
 
 TEST(ProtocolTest, SubmitRequestsTakeTextOrAnObject) {

@@ -227,14 +227,14 @@ Result<Json> JobManager::Kill(const std::string& id) {
   if (!summary.is_null()) return summary;
   ASSIGN_OR_RETURN(auto stored, store_.Load(JobSeqFromId(id)));
   if (!stored) return NotFound("no job '" + id + "'; `shoal list` shows the jobs");
-  return stored->Summary();  // already finished: nothing to kill
+  return protocol::Encode(stored->Summary());  // already finished: nothing to kill
 }
 
 Json JobManager::KillLive(const std::string& id) {
   std::lock_guard lock(mutex_);
   JobRecord* job = FindLive(id);
   if (!job) return Json();
-  if (IsFinal(job->state) || job->kill_requested) return job->Summary();
+  if (IsFinal(job->state) || job->kill_requested) return protocol::Encode(job->Summary());
   job->kill_requested = true;
   if (job->state == JobState::kQueued) {
     std::erase(queue_, job->id);
@@ -250,7 +250,7 @@ Json JobManager::KillLive(const std::string& id) {
     job->message = "killing";  // Started() kills the attempt once the backend has it
   }
   Changed(*job);
-  return job->Summary();
+  return protocol::Encode(job->Summary());
 }
 
 Result<Json> JobManager::Get(const std::string& id, int64_t wait_version, int wait_ms) {
@@ -262,7 +262,7 @@ Result<Json> JobManager::Get(const std::string& id, int64_t wait_version, int wa
     if (seq <= 0) return NotFound("'" + id + "' is not a job id; job ids look like job-12");
     ASSIGN_OR_RETURN(auto stored, store_.Load(seq));
     if (!stored) return NotFound("no job '" + id + "'; `shoal list` shows the jobs");
-    return stored->Detail();
+    return protocol::Encode(stored->Detail());
   }
   if (wait_version > 0) {
     std::string key = job->id;
@@ -273,20 +273,21 @@ Result<Json> JobManager::Get(const std::string& id, int64_t wait_version, int wa
     job = FindLive(key);
     if (!job) return NotFound("job '" + id + "' is gone");
   }
-  return job->Detail();
+  return protocol::Encode(job->Detail());
 }
 
 Result<Json> JobManager::List(const JobFilter& filter) {
   ASSIGN_OR_RETURN(auto listed, store_.List(filter));
   // A live job is shown as it is now, even when the history could not be written (a full
   // disk): the list and a job's status never disagree.
+  protocol::JobList list{.jobs = std::move(listed.first), .total = listed.second, .limit = filter.limit, .offset = filter.offset};
   {
     std::lock_guard lock(mutex_);
-    for (Json& summary : listed.first) {
-      if (JobRecord* job = FindLive(summary.value("id", ""))) summary = job->Summary();
+    for (protocol::JobSummary& summary : list.jobs) {
+      if (JobRecord* job = FindLive(summary.id)) summary = job->Summary();
     }
   }
-  return Json{{"jobs", listed.first}, {"total", listed.second}, {"limit", filter.limit}, {"offset", filter.offset}};
+  return protocol::Encode(list);
 }
 
 Json JobManager::ClusterInfo() {
@@ -326,9 +327,16 @@ Result<Json> JobManager::Report(const std::string& id, int attempt_number, proto
     if (!running(job)) return NotFound("job '" + id + "' has no attempt " + std::to_string(attempt_number) + " running");
     seq = job->seq;
   }
-  // The series first, outside the lock: when they cannot be stored the AM retries the
-  // whole report.
-  if (!report.series.empty()) RETURN_IF_ERROR(series_.Append(seq, attempt_number, report.series));
+  // The series first, outside the lock. When they cannot be stored (the history's disk is
+  // full) the report's state is applied all the same, and the reply tells the AM to keep
+  // the series for a later report: a full disk must not hide that a job ended.
+  bool series_stored = true;
+  if (!report.series.empty()) {
+    Status appended = series_.Append(seq, attempt_number, report.series);
+    series_stored = appended.ok();
+    if (!series_stored && !series_failing_.exchange(true)) LogError("cannot store the tasks' series: " + appended.ToString());
+    if (series_stored && series_failing_.exchange(false)) LogInfo("the tasks' series are stored again");
+  }
   Json reply;
   {
     std::lock_guard lock(mutex_);
@@ -354,14 +362,14 @@ Result<Json> JobManager::Report(const std::string& id, int attempt_number, proto
     job->progress = workers ? sum / workers : 0;
     if (!job->kill_requested) job->message = attempt.message;
     Changed(*job);
-    reply = Json{{"save_requests", PendingSaveRequests(attempt.saved_models)}};  // protocol::ReportReply's form
+    reply = protocol::Encode(protocol::ReportReply{PendingSaveRequests(attempt.saved_models), series_stored});
   }
   Flush();
   return reply;
 }
 
 Result<Json> JobManager::SaveModel(const std::string& id) {
-  Json entry;
+  std::optional<protocol::SavedModelView> entry;
   {
     std::lock_guard lock(mutex_);
     JobRecord* job = FindLive(id);
@@ -373,14 +381,14 @@ Result<Json> JobManager::SaveModel(const std::string& id) {
       }
       AttemptRecord& attempt = job->attempts.back();
       entry = NewSaveRequest(attempt.saved_models, clock_.WallMillis());
-      attempt.saved_models.push_back(entry);
+      attempt.saved_models.push_back(*entry);
       Changed(*job);
-      entry["attempt"] = attempt.number;
+      entry->attempt = attempt.number;
     }
   }
-  if (!entry.is_null()) {
+  if (entry) {
     Flush();
-    return entry;
+    return protocol::Encode(*entry);
   }
   ASSIGN_OR_RETURN(auto stored, store_.Load(JobSeqFromId(id)));
   if (!stored) return NotFound("no job '" + id + "'; `shoal list` shows the jobs");

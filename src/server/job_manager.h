@@ -33,6 +33,7 @@
 // comments); Step() is called by one thread at a time.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <map>
@@ -127,6 +128,7 @@ class JobManager {
   SeriesStore& series_;
   ClusterBackend& backend_;
   const Clock& clock_;
+  std::atomic<bool> series_failing_{false};  // logged once when storing series starts and stops failing
   const std::string server_url_;
   const std::string home_;
 

@@ -27,12 +27,14 @@ class JobManagerTest : public ::testing::Test {
   std::string State(const std::string& id) {
     return manager_->Get(id, 0, 0).value()["state"].get<std::string>();
   }
-  // Waits (in real time, up to 10 s on a loaded machine: the scheduler thread acts on its
-  // own) for a condition.
+  // Waits for a condition while the manager's time moves on: 20 ms of it per look, with a
+  // short real pause for the scheduler thread to act (up to 10 s of real time on a loaded
+  // machine).
   template <typename F>
   bool Eventually(F condition) {
     for (int i = 0; i < 2000; ++i) {
       if (condition()) return true;
+      clock_.Advance(20);
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
     return false;
@@ -45,7 +47,7 @@ class JobManagerTest : public ::testing::Test {
   }
 
   TestJobs jobs_{"manager"};
-  FakeClock& clock_ = jobs_.clock;
+  ManualClock& clock_ = jobs_.clock;
   FakeBackend& backend_ = jobs_.backend;
   std::unique_ptr<JobStore>& store_ = jobs_.store;
   std::unique_ptr<SeriesStore>& series_ = jobs_.series;
@@ -56,7 +58,7 @@ TEST_F(JobManagerTest, ASlowBackendStallsNeitherTheApiNorTheAms) {
   std::string id = manager_->Submit(Spec("patient", 1, 1)).value();
   ASSERT_TRUE(Eventually([&] { return State(id) == "RUNNING"; }));
   backend_.Stall(true);  // the scheduler's next poll blocks, as a squeue that hangs would
-  backend_.WaitForStalledPoll();
+  ASSERT_TRUE(Eventually([&] { return backend_.PollStalled(); }));
   // Every call below would wait for the stalled poll if the scheduler held the mutex; the
   // future's bound is only a hang guard.
   auto calls = std::async(std::launch::async, [&] {
@@ -140,7 +142,10 @@ TEST_F(JobManagerTest, QueuesWhatDoesNotFitAndStartsItWhenResourcesFree) {
   std::string a = manager_->Submit(Spec("a", 3, 1)).value();
   std::string b = manager_->Submit(Spec("b", 2, 1)).value();
   ASSERT_TRUE(Eventually([&] { return State(a) == "RUNNING"; }));
-  std::this_thread::sleep_for(std::chrono::milliseconds(60));
+  for (int tick = 0; tick < 5; ++tick) {  // scheduler passes go by
+    clock_.Advance(100);
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
   EXPECT_EQ(State(b), "QUEUED") << "b needs 2 CPUs while a holds 3 of 4";
   ReportEnd(a, 1, "SUCCEEDED");
   ASSERT_TRUE(Eventually([&] { return State(a) == "SUCCEEDED"; }));
@@ -239,7 +244,7 @@ TEST_F(JobManagerTest, ReportsAppendSeriesServedPerAttempt) {
   Json detail = manager_->Get(id, 0, 0).value();
   EXPECT_EQ(detail["board_url"], "http://127.0.0.1:6006/");
   EXPECT_EQ(detail["attempts"][0]["tasks"][1]["cpu"], 80.0);
-  EXPECT_EQ(store_->Load(JobSeqFromId(id)).value()->Detail().dump().find("\"samples\""), std::string::npos)
+  EXPECT_EQ(protocol::Encode(store_->Load(JobSeqFromId(id)).value()->Detail()).dump().find("\"samples\""), std::string::npos)
       << "series are not kept in the job's row";
   JobMetrics metrics = manager_->Metrics().value();
   EXPECT_EQ(metrics.heartbeat_rtt.count, 4u);

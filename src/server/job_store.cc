@@ -2,6 +2,7 @@
 
 #include <sqlite3.h>
 
+#include "common/log.h"
 #include "server/sqlite_statement.h"
 
 namespace shoal {
@@ -9,20 +10,13 @@ namespace {
 
 std::string DumpSafe(const Json& value) { return value.dump(-1, ' ', false, Json::error_handler_t::replace); }
 
-JobRecord FromDetail(int64_t seq, const Json& detail) {
-  JobRecord job;
-  job.seq = seq;
-  job.id = JobIdFor(seq);
-  job.spec = JobSpecFromJson(detail.at("spec"));
-  job.state = Parse<JobState>(detail.value("state", "FAILED")).value_or(JobState::kFailed);
-  job.message = detail.value("message", "");
-  job.created_ms = detail.value("created_ms", int64_t{0});
-  job.started_ms = detail.value("started_ms", int64_t{0});
-  job.finished_ms = detail.value("finished_ms", int64_t{0});
-  job.progress = detail.value("progress", 0.0);
-  job.version = detail.value("version", int64_t{1});
-  for (const Json& attempt : detail.value("attempts", Json::array())) job.attempts.push_back(AttemptFromJson(attempt));
-  return job;
+// A row's detail as a record; a row this server cannot read is named, not guessed at.
+Result<JobRecord> FromDetail(int64_t seq, const std::string& text) {
+  Json json = Json::parse(text, nullptr, false);
+  Result<protocol::JobDetail> detail = json.is_discarded() ? Result<protocol::JobDetail>(InvalidArgument("not JSON"))
+                                                            : protocol::Decode<protocol::JobDetail>(json);
+  if (!detail.ok()) return Internal("job history row " + std::to_string(seq) + " is damaged: " + detail.status().message());
+  return JobRecord::FromDetail(seq, std::move(detail).value());
 }
 
 }  // namespace
@@ -84,8 +78,8 @@ Status JobStore::InsertLocked(JobRecord& job) {
   job.seq = sqlite3_last_insert_rowid(db_);
   job.id = JobIdFor(job.seq);
   Statement update(db_, "UPDATE jobs SET summary=?, detail=? WHERE seq=?");
-  update.Bind(1, DumpSafe(job.Summary()));
-  update.Bind(2, DumpSafe(job.Detail()));
+  update.Bind(1, DumpSafe(protocol::Encode(job.Summary())));
+  update.Bind(2, DumpSafe(protocol::Encode(job.Detail())));
   update.Bind(3, job.seq);
   if (update.Step() != SQLITE_DONE) return Error("insert");
   return Status::Ok();
@@ -96,8 +90,8 @@ Status JobStore::Update(const JobRecord& job) {
   Statement update(db_, "UPDATE jobs SET state=?, summary=?, detail=? WHERE seq=?");
   if (!update.ok()) return Error("prepare update");
   update.Bind(1, std::string(Name(job.state)));
-  update.Bind(2, DumpSafe(job.Summary()));
-  update.Bind(3, DumpSafe(job.Detail()));
+  update.Bind(2, DumpSafe(protocol::Encode(job.Summary())));
+  update.Bind(3, DumpSafe(protocol::Encode(job.Detail())));
   update.Bind(4, job.seq);
   if (update.Step() != SQLITE_DONE) return Error("update");
   return Status::Ok();
@@ -109,9 +103,13 @@ Result<std::vector<JobRecord>> JobStore::LoadUnfinished() {
   if (!select.ok()) return Error("prepare load");
   std::vector<JobRecord> jobs;
   while (select.Step() == SQLITE_ROW) {
-    Json detail = Json::parse(select.Text(1), nullptr, false);
-    if (detail.is_discarded() || !detail.contains("spec")) continue;
-    jobs.push_back(FromDetail(select.Int(0), detail));
+    // A damaged row is logged and left as it is: the other jobs still recover.
+    Result<JobRecord> job = FromDetail(select.Int(0), select.Text(1));
+    if (job.ok()) {
+      jobs.push_back(std::move(job).value());
+    } else {
+      LogError(job.status().ToString());
+    }
   }
   return jobs;
 }
@@ -122,12 +120,11 @@ Result<std::optional<JobRecord>> JobStore::Load(int64_t seq) {
   if (!select.ok()) return Error("prepare load");
   select.Bind(1, seq);
   if (select.Step() != SQLITE_ROW) return std::optional<JobRecord>();
-  Json detail = Json::parse(select.Text(0), nullptr, false);
-  if (detail.is_discarded() || !detail.contains("spec")) return Internal("job history row " + std::to_string(seq) + " is damaged");
-  return std::optional<JobRecord>(FromDetail(seq, detail));
+  ASSIGN_OR_RETURN(JobRecord job, FromDetail(seq, select.Text(0)));
+  return std::optional<JobRecord>(std::move(job));
 }
 
-Result<std::pair<std::vector<Json>, int64_t>> JobStore::List(const JobFilter& filter) {
+Result<std::pair<std::vector<protocol::JobSummary>, int64_t>> JobStore::List(const JobFilter& filter) {
   std::lock_guard lock(mutex_);
   std::string where = " WHERE 1=1";
   if (filter.state) where += " AND state=?";
@@ -149,10 +146,11 @@ Result<std::pair<std::vector<Json>, int64_t>> JobStore::List(const JobFilter& fi
   int next = bind(select);
   select.Bind(next, static_cast<int64_t>(filter.limit));
   select.Bind(next + 1, static_cast<int64_t>(filter.offset));
-  std::vector<Json> jobs;
+  std::vector<protocol::JobSummary> jobs;
   while (select.Step() == SQLITE_ROW) {
     Json summary = Json::parse(select.Text(0), nullptr, false);
-    if (!summary.is_discarded()) jobs.push_back(std::move(summary));
+    if (summary.is_discarded()) continue;
+    if (auto decoded = protocol::Decode<protocol::JobSummary>(summary); decoded.ok()) jobs.push_back(std::move(decoded).value());
   }
   return std::make_pair(std::move(jobs), total);
 }

@@ -44,7 +44,7 @@ class JobStore {
   Result<std::vector<JobRecord>> LoadUnfinished();
   Result<std::optional<JobRecord>> Load(int64_t seq);
   // Summaries matching the filter, and how many match in all.
-  Result<std::pair<std::vector<Json>, int64_t>> List(const JobFilter& filter);
+  Result<std::pair<std::vector<protocol::JobSummary>, int64_t>> List(const JobFilter& filter);
   // How many jobs of the history are in each state (for /metrics).
   Result<std::map<std::string, int64_t>> CountByState();
 

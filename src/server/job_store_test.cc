@@ -1,6 +1,7 @@
 #include "server/job_store.h"
 
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 #include <unistd.h>
 
 namespace shoal {
@@ -46,15 +47,45 @@ TEST(JobStore, PersistsAcrossReopenAndFilters) {
   auto by_user = (*store)->List(JobFilter{.user = "ann"});
   ASSERT_TRUE(by_user.ok());
   EXPECT_EQ(by_user->second, 2);
-  EXPECT_EQ(by_user->first[0]["id"], "job-3") << "newest first";
+  EXPECT_EQ(by_user->first[0].id, "job-3") << "newest first";
   auto by_name = (*store)->List(JobFilter{.name = "mnist", .limit = 1, .offset = 1});
   ASSERT_TRUE(by_name.ok());
   EXPECT_EQ(by_name->second, 2);
   ASSERT_EQ(by_name->first.size(), 1u);
-  EXPECT_EQ(by_name->first[0]["id"], "job-1");
+  EXPECT_EQ(by_name->first[0].id, "job-1");
   auto by_state = (*store)->List(JobFilter{.state = "SUCCEEDED"});
   ASSERT_TRUE(by_state.ok());
   EXPECT_EQ(by_state->second, 1);
+  unlink(path.c_str());
+}
+
+TEST(JobStore, ADamagedRowIsNamedAndTheOtherJobsStillRecover) {
+  std::string path = "/tmp/shoal-store-damaged-" + std::to_string(getpid()) + ".db";
+  unlink(path.c_str());
+  {
+    auto store = JobStore::Open(path);
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    JobRecord a = Job("mnist", "ann"), b = Job("resnet", "bob");
+    ASSERT_TRUE((*store)->Insert(a).ok());
+    ASSERT_TRUE((*store)->Insert(b).ok());
+  }
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, R"(UPDATE jobs SET detail = json_set(detail, '$.attempts', json('[{"state": "DANCING"}]')) WHERE seq = 1)",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  auto store = JobStore::Open(path);
+  ASSERT_TRUE(store.ok());
+  auto damaged = (*store)->Load(1);
+  ASSERT_FALSE(damaged.ok());
+  EXPECT_NE(damaged.status().message().find("job history row 1 is damaged: job.attempts[0].state must be one of"),
+            std::string::npos)
+      << damaged.status().message();
+  auto unfinished = (*store)->LoadUnfinished();
+  ASSERT_TRUE(unfinished.ok());
+  ASSERT_EQ(unfinished->size(), 1u) << "the damaged job is left out; the other recovers";
+  EXPECT_EQ((*unfinished)[0].id, "job-2");
   unlink(path.c_str());
 }
 

@@ -7,6 +7,7 @@ namespace shoal {
 namespace {
 
 using protocol::AttemptReport;
+using protocol::Encode;
 using protocol::SavedModelUpdate;
 
 Result<AttemptReport> ParseAttemptReport(const Json& json) { return protocol::Decode<AttemptReport>(json); }
@@ -54,18 +55,22 @@ TEST(AttemptReport, RefusesMalformedReportsNamingTheField) {
 }
 
 TEST(SavedModels, NamesRequestsByTimeAndTracksTheirState) {
-  Json entries = Json::array();
+  SavedModels entries;
   int64_t now = 1767225600000;  // 2026-01-01 00:00:00 UTC
   entries.push_back(NewSaveRequest(entries, now));
   entries.push_back(NewSaveRequest(entries, now + 500));
-  EXPECT_EQ(entries[0]["name"], "20260101-000000");
-  EXPECT_EQ(entries[1]["name"], "20260101-000000-2") << "two requests within one second";
-  EXPECT_EQ(entries[0]["state"], "requested");
+  EXPECT_EQ(entries[0].name, "20260101-000000");
+  EXPECT_EQ(entries[1].name, "20260101-000000-2") << "two requests within one second";
+  EXPECT_EQ(entries[0].state, SaveState::kRequested);
   EXPECT_EQ(PendingSaveRequests(entries).size(), 2u);
   ApplySavedModelUpdate(entries, SavedModelUpdate{"20260101-000000", SaveState::kSaved, "file:///models/a", ""}, now + 9000);
-  EXPECT_EQ(entries[0]["state"], "saved");
-  EXPECT_EQ(entries[0]["uri"], "file:///models/a");
-  EXPECT_EQ(PendingSaveRequests(entries), Json::parse(R"([{"name": "20260101-000000-2", "requested_ms": 1767225600500}])"));
+  EXPECT_EQ(entries[0].state, SaveState::kSaved);
+  EXPECT_EQ(entries[0].uri, "file:///models/a");
+  EXPECT_EQ(Encode(entries[0]), Json::parse(R"({"name": "20260101-000000", "requested_ms": 1767225600000, "state": "saved",
+                                                 "uri": "file:///models/a", "updated_ms": 1767225609000})"));
+  auto pending = PendingSaveRequests(entries);
+  ASSERT_EQ(pending.size(), 1u);
+  EXPECT_EQ(Encode(pending[0]), Json::parse(R"({"name": "20260101-000000-2", "requested_ms": 1767225600500})"));
   ApplySavedModelUpdate(entries, SavedModelUpdate{"final", SaveState::kUploading, "", ""}, now);
   EXPECT_EQ(entries.size(), 3u) << "a save the AM started itself is listed too";
 }

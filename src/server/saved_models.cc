@@ -1,51 +1,48 @@
 #include "server/saved_models.h"
 
+#include <algorithm>
 #include <ctime>
 
 namespace shoal {
 namespace {
 
-bool HasName(const Json& entries, const std::string& name) {
-  for (const Json& entry : entries) {
-    if (entry.value("name", "") == name) return true;
-  }
-  return false;
+protocol::SavedModelView* Named(SavedModels& entries, const std::string& name) {
+  auto it = std::find_if(entries.begin(), entries.end(), [&](const auto& e) { return e.name == name; });
+  return it == entries.end() ? nullptr : &*it;
 }
 
 }  // namespace
 
-Json NewSaveRequest(const Json& entries, int64_t now_ms) {
+protocol::SavedModelView NewSaveRequest(const SavedModels& entries, int64_t now_ms) {
   time_t seconds = static_cast<time_t>(now_ms / 1000);
   tm utc{};
   gmtime_r(&seconds, &utc);
   char stamp[32];
   std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &utc);
   std::string name = stamp;
-  for (int n = 2; HasName(entries, name); ++n) name = std::string(stamp) + "-" + std::to_string(n);
-  return Json{{"name", name}, {"requested_ms", now_ms}, {"state", Name(SaveState::kRequested)}};
+  auto taken = [&](const std::string& n) {
+    return std::any_of(entries.begin(), entries.end(), [&](const auto& e) { return e.name == n; });
+  };
+  for (int n = 2; taken(name); ++n) name = std::string(stamp) + "-" + std::to_string(n);
+  return protocol::SavedModelView{.name = name, .requested_ms = now_ms, .state = SaveState::kRequested};
 }
 
-void ApplySavedModelUpdate(Json& entries, const protocol::SavedModelUpdate& update, int64_t now_ms) {
-  Json* entry = nullptr;
-  for (Json& e : entries) {
-    if (e.value("name", "") == update.name) entry = &e;
-  }
+void ApplySavedModelUpdate(SavedModels& entries, const protocol::SavedModelUpdate& update, int64_t now_ms) {
+  protocol::SavedModelView* entry = Named(entries, update.name);
   if (!entry) {
-    entries.push_back(Json{{"name", update.name}, {"requested_ms", now_ms}});
+    entries.push_back(protocol::SavedModelView{.name = update.name, .requested_ms = now_ms});
     entry = &entries.back();
   }
-  (*entry)["state"] = Name(update.state);
-  (*entry)["updated_ms"] = now_ms;
-  if (!update.uri.empty()) (*entry)["uri"] = update.uri;
-  if (!update.message.empty()) (*entry)["message"] = update.message;
+  entry->state = update.state;
+  entry->updated_ms = now_ms;
+  if (!update.uri.empty()) entry->uri = update.uri;
+  if (!update.message.empty()) entry->message = update.message;
 }
 
-Json PendingSaveRequests(const Json& entries) {
-  Json pending = Json::array();
-  for (const Json& e : entries) {
-    if (e.value("state", "") == Name(SaveState::kRequested)) {
-      pending.push_back(Json{{"name", e.value("name", "")}, {"requested_ms", e.value("requested_ms", int64_t{0})}});
-    }
+std::vector<protocol::SaveRequest> PendingSaveRequests(const SavedModels& entries) {
+  std::vector<protocol::SaveRequest> pending;
+  for (const auto& e : entries) {
+    if (e.state == SaveState::kRequested) pending.push_back({e.name, e.requested_ms});
   }
   return pending;
 }

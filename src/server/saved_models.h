@@ -3,9 +3,9 @@
 // request is recorded, handed to the AM in the report reply, and its state kept.
 //
 // Contract:
-//  - Entries are JSON objects {name, requested_ms, state, uri?, message?, updated_ms?};
-//    a new request is named by its UTC time "YYYYMMDD-HHMMSS" (with "-2", "-3"... when
-//    one second holds several) and starts in state "requested".
+//  - Entries are protocol::SavedModelView; a new request is named by its UTC time
+//    "YYYYMMDD-HHMMSS" (with "-2", "-3"... when one second holds several) and starts in
+//    state "requested".
 //  - ApplySavedModelUpdate changes the entry of that name, or adds one the AM saved on
 //    its own.
 //  - PendingSaveRequests lists the entries still "requested": what the AM must act on.
@@ -13,14 +13,18 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
-#include "common/json.h"
+#include "protocol/attempt_messages.h"
+#include "protocol/job_views.h"
 #include "protocol/task_messages.h"
 
 namespace shoal {
 
-Json NewSaveRequest(const Json& entries, int64_t now_ms);
-void ApplySavedModelUpdate(Json& entries, const protocol::SavedModelUpdate& update, int64_t now_ms);
-Json PendingSaveRequests(const Json& entries);
+using SavedModels = std::vector<protocol::SavedModelView>;
+
+protocol::SavedModelView NewSaveRequest(const SavedModels& entries, int64_t now_ms);
+void ApplySavedModelUpdate(SavedModels& entries, const protocol::SavedModelUpdate& update, int64_t now_ms);
+std::vector<protocol::SaveRequest> PendingSaveRequests(const SavedModels& entries);
 
 }  // namespace shoal

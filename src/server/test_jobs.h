@@ -35,7 +35,7 @@ struct TestJobs {
   }
 
   std::string path;
-  FakeClock clock;
+  ManualClock clock;  // the scheduler and long polls block on it, woken by changes
   FakeBackend backend{ClusterCapacity{{4, 8LL << 30, 0}, {4, 8LL << 30, 0}}};
   std::unique_ptr<JobStore> store;
   std::unique_ptr<SeriesStore> series;

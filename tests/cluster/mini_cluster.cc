@@ -130,8 +130,8 @@ class MiniLauncher final : public ContainerLauncher {
 // Runs each attempt's AM on a thread of its own; it outlives server restarts.
 class MiniBackend final : public ClusterBackend {
  public:
-  MiniBackend(ProcessLauncher& programs, const Clock& clock, AgentLinks& links)
-      : programs_(programs), clock_(clock), links_(links) {}
+  MiniBackend(ProcessLauncher& programs, ProcessLauncher& mpirun, const Clock& clock, AgentLinks& links)
+      : programs_(programs), mpirun_(mpirun), clock_(clock), links_(links) {}
   ~MiniBackend() override {
     for (auto& [id, am] : ams_) {
       am->am->RequestKill("the mini cluster is shutting down");
@@ -154,7 +154,7 @@ class MiniBackend final : public ClusterBackend {
     options.stop_grace_ms = 300;
     auto am = std::make_unique<Am>();
     am->launcher = std::make_unique<MiniLauncher>(programs_, clock_, links_);
-    am->am = std::make_unique<ApplicationMaster>(options, *am->launcher, clock_);
+    am->am = std::make_unique<ApplicationMaster>(options, *am->launcher, clock_, mpirun_);
     ApplicationMaster* raw = am->am.get();
     am->thread = RunOnThread([raw] { return raw->Run(); }, mutex_, am->exit, changed_);
     std::string id = launch.job_id + "/" + std::to_string(launch.attempt);
@@ -195,6 +195,7 @@ class MiniBackend final : public ClusterBackend {
     std::optional<ExitInfo> exit;  // GUARDED_BY(mutex_)
   };
   ProcessLauncher& programs_;
+  ProcessLauncher& mpirun_;
   const Clock& clock_;
   AgentLinks& links_;
   mutable std::mutex mutex_;
@@ -202,9 +203,12 @@ class MiniBackend final : public ClusterBackend {
   std::function<void()> changed_;
 };
 
+namespace {
+constexpr char kAdminToken[] = "mini-cluster-server-token";
+}  // namespace
+
 MiniCluster::MiniCluster(const std::string& name, MiniClusterOptions options)
-    : home_("/tmp/shoal-mini-" + name + "-" + std::to_string(getpid())),
-      auth_(ServerAuth::WithToken("mini-cluster-server-token", true)) {
+    : home_("/tmp/shoal-mini-" + name + "-" + std::to_string(getpid())), auth_(ServerAuth::WithToken(kAdminToken, true)) {
   std::filesystem::remove_all(home_);
   (void)MakeDirectories(home_);
   if (options.home_megabytes > 0) {
@@ -214,13 +218,14 @@ MiniCluster::MiniCluster(const std::string& name, MiniClusterOptions options)
   }
   (void)MakeDirectories(home_ + "/jobs");
   links_ = std::make_unique<AgentLinks>();
-  backend_ = std::make_unique<MiniBackend>(programs_, clock_, *links_);
+  backend_ = std::make_unique<MiniBackend>(programs_, mpirun_, clock_, *links_);
   store_ = std::move(JobStore::Open(home_ + "/shoal.db").value());
   series_ = std::move(SeriesStore::Open(home_ + "/shoal.db").value());
   StartServer();
 }
 
 MiniCluster::~MiniCluster() {
+  clock_.Release();  // no test drives the time any more: what still waits on it ends
   StopServer();
   backend_.reset();  // ends every AM and agent
   links_.reset();
@@ -240,7 +245,7 @@ void MiniCluster::StartServer() {
   InstallApi(*http_, ApiContext{*jobs_, auth_, metrics_, "local", [] {}});
   (void)jobs_->Start();
   (void)WriteFileAtomic(home_ + "/server.json", Json{{"url", url_}, {"pid", getpid()}, {"home", home_}}.dump());
-  listener_ = std::thread([this] { http_->listen_after_bind(); });
+  listener_ = ServeInBackground(*http_);
 }
 
 void MiniCluster::StopServer() {
@@ -257,9 +262,15 @@ void MiniCluster::RestartServer() {
   StartServer();
 }
 
-void MiniCluster::Pass(int64_t millis) {
-  for (int64_t passed = 0; passed < millis; passed += kStepMillis) {
-    clock_.Advance(kStepMillis);
+HttpJsonClient MiniCluster::Api() const {
+  HttpJsonClient client(url_);
+  client.set_bearer_token(kAdminToken);
+  return client;
+}
+
+void MiniCluster::Pass(int64_t millis, int64_t step) {
+  for (int64_t passed = 0; passed < millis; passed += step) {
+    clock_.Advance(step);
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
 }

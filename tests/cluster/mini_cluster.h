@@ -17,8 +17,9 @@
 //    (the AMs and agents go on, as processes would) and starts new ones over the same
 //    history on a new port, writing server.json as `shoal server` does; CutAgent() and
 //    HealAgent() partition a task's agent from its AM (link_proxy.h); AbandonAm() is a
-//    kill -9 of an attempt's AM. With MiniClusterOptions::home_megabytes (root only) the
-//    home is a tmpfs of that size, so a test can fill the disk.
+//    kill -9 of an attempt's AM; mpirun() scripts what MPI jobs' mpirun does. With
+//    MiniClusterOptions::home_megabytes (root only) the home is a tmpfs of that size, so
+//    a test can fill the disk.
 // Thread-safety: one test thread drives it.
 #pragma once
 
@@ -30,11 +31,13 @@
 #include <thread>
 
 #include "common/clock.h"
+#include "common/http_client.h"
 #include "common/json.h"
 #include "common/status.h"
 #include "server/job_manager.h"
 #include "server/request_metrics.h"
 #include "server/server_auth.h"
+#include "tests/cluster/scripted_mpirun.h"
 #include "tests/cluster/scripted_processes.h"
 
 namespace shoal::testing {
@@ -74,8 +77,9 @@ class MiniCluster {
   Json WaitForState(const std::string& id, const std::string& state, int64_t cluster_millis = 60'000) {
     return WaitFor(id, [&](const Json& d) { return d["state"] == state; }, cluster_millis);
   }
-  // Moves the cluster's time forward by `millis`, in steps, as WaitFor does.
-  void Pass(int64_t millis);
+  // Moves the cluster's time forward by `millis`, in steps of `step` with a real pause
+  // after each, as WaitFor does.
+  void Pass(int64_t millis, int64_t step = kStepMillis);
   ManualClock& clock() { return clock_; }
   void RestartServer();
   // Cuts (heals) the link between the agent of task `task` ("w0[0]", its newest attempt's)
@@ -86,8 +90,12 @@ class MiniCluster {
   void AbandonAm(const std::string& id, int attempt);
   // The scripted programs (to see which are still running).
   ScriptedProcesses& programs() { return programs_; }
+  // What the AMs of MPI jobs meet as mpirun (scripted_mpirun.h).
+  ScriptedMpirun& mpirun() { return mpirun_; }
   JobManager& jobs() { return *jobs_; }
   const std::string& url() const { return url_; }
+  // A client of the REST API holding the administrator's token, as `shoal` on the server's machine.
+  HttpJsonClient Api() const;
   const std::string& home() const { return home_; }
   std::string TaskLog(const std::string& id, int attempt, const std::string& task) const;
 
@@ -101,6 +109,7 @@ class MiniCluster {
   ManualClock clock_;
   ServerAuth auth_;
   ScriptedProcesses programs_{clock_};
+  ScriptedMpirun mpirun_{clock_};
   std::unique_ptr<AgentLinks> links_;
   std::unique_ptr<MiniBackend> backend_;
   std::unique_ptr<JobStore> store_;

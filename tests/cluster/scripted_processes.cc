@@ -25,15 +25,17 @@ Result<pid_t> ScriptedProcesses::Spawn(const SpawnOptions& options) {
   // stdout. stderr is not scripted: with no copy kept, it reads as closed at once.
   int out = options.stdout_fd >= 0 ? dup(options.stdout_fd) : -1;
   std::string script = options.argv.empty() ? "" : options.argv.back();
+  auto attempt = options.env.find("SHOAL_ATTEMPT");
+  std::string attempt_number = attempt == options.env.end() ? "" : attempt->second;
   std::lock_guard lock(mutex_);
   pid_t pid = next_pid_++;
   auto& entry = scripts_[pid];
   entry = std::make_unique<Script>();
-  entry->thread = std::thread([this, pid, script, out] { Run(pid, script, out); });
+  entry->thread = std::thread([this, pid, script, attempt_number, out] { Run(pid, script, attempt_number, out); });
   return pid;
 }
 
-void ScriptedProcesses::Run(pid_t pid, std::string script, int out_fd) {
+void ScriptedProcesses::Run(pid_t pid, std::string script, std::string attempt, int out_fd) {
   std::istringstream steps(script);
   ExitInfo exit{0, 0};
   std::unique_lock lock(mutex_);
@@ -49,6 +51,8 @@ void ScriptedProcesses::Run(pid_t pid, std::string script, int out_fd) {
     } else if (step.starts_with("exit:")) {
       exit = ExitInfo{std::stoi(step.substr(5)), 0};
       break;
+    } else if (step.starts_with("only-attempt:")) {
+      if (step.substr(13) != attempt) break;
     } else if (step == "hang") {
       changed_.wait(lock, killed);
     }

@@ -5,6 +5,7 @@
 //   sleep:MS     wait MS milliseconds on the cluster's clock (a stop or kill cuts it short)
 //   exit:CODE    end with that exit code (the default end is exit:0)
 //   hang         wait until stopped or killed
+//   only-attempt:N   end here (exit 0) unless this is attempt N (SHOAL_ATTEMPT)
 //
 // e.g. "print:started sleep:50 exit:3". SIGTERM and SIGKILL end a script at once, as
 // killed by that signal. Pids are far above any real pid, so nothing real is signalled.
@@ -40,7 +41,7 @@ class ScriptedProcesses final : public ProcessLauncher {
     int signal = 0;  // set by Signal: the script ends with it
     std::thread thread;
   };
-  void Run(pid_t pid, std::string script, int out_fd);
+  void Run(pid_t pid, std::string script, std::string attempt, int out_fd);
 
   const Clock& clock_;
   std::mutex mutex_;

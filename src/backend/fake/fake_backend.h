@@ -75,9 +75,10 @@ class FakeBackend final : public ClusterBackend {
     unstalled_.notify_all();
   }
   // Waits until a poll is blocked in a stall.
-  void WaitForStalledPoll() {
-    std::unique_lock lock(mutex_);
-    unstalled_.wait(lock, [this] { return stalled_polls_ > 0; });
+  // Whether a poll is blocked in a stall (the scheduler reached the backend).
+  bool PollStalled() {
+    std::lock_guard lock(mutex_);
+    return stalled_polls_ > 0;
   }
   // What the cluster says of an attempt (a batch system's reasons).
   void SetNote(const std::string& attempt_id, AttemptNote note) {
