@@ -12,6 +12,7 @@
 #include "client/stack_command.h"
 #include "client/submit_command.h"
 #include "client/user_command.h"
+#include "common/fork_server.h"
 #include "common/paths.h"
 #include "container/container_command.h"
 #include "master/am_command.h"
@@ -31,7 +32,18 @@ int main(int argc, char** argv) {
   argv = args.data();
   if (argc >= 2) {
     if (std::strcmp(argv[1], "server") == 0) return shoal::ServerCommand(argc - 1, argv + 1);
-    if (std::strcmp(argv[1], "am") == 0) return shoal::AmCommand(argc - 1, argv + 1);
+    if (std::strcmp(argv[1], "am") == 0) {
+      // The AM's agents are forked, not exec'd, from a helper (common/fork_server.h).
+      return shoal::AmCommand(argc - 1, argv + 1, [] {
+        auto agents = shoal::ForkServer::Start("container", [](std::vector<std::string> args) {
+          std::vector<char*> command;
+          for (std::string& arg : args) command.push_back(arg.data());
+          command.push_back(nullptr);
+          return shoal::ContainerCommand(static_cast<int>(args.size()), command.data());
+        });
+        return agents.ok() ? std::unique_ptr<shoal::ProcessLauncher>(std::move(agents).value()) : nullptr;
+      });
+    }
     if (std::strcmp(argv[1], "container") == 0) return shoal::ContainerCommand(argc - 1, argv + 1);
     if (std::strcmp(argv[1], "mpi-agent") == 0) return shoal::MpiAgentCommand(argc - 1, argv + 1);
     if (std::strcmp(argv[1], "train") == 0) return shoal::TrainCommand(argc - 1, argv + 1);

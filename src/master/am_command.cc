@@ -12,7 +12,7 @@
 
 namespace shoal {
 
-int AmCommand(int argc, char** argv) {
+int AmCommand(int argc, char** argv, const std::function<std::unique_ptr<ProcessLauncher>()>& start_agent_launcher) {
   CLI::App app{"The application master of one job attempt. Backends start it; users do not."};
   AmOptions options;
   std::string backend = "local";
@@ -35,6 +35,10 @@ int AmCommand(int argc, char** argv) {
   unsetenv(protocol::kAttemptTokenVariable);
   options.shoal_executable = SelfExecutable();
 
+  // Before any thread: the local backend's agents are forked from a helper started now.
+  std::unique_ptr<ProcessLauncher> agents;
+  if (backend == "local" && start_agent_launcher) agents = start_agent_launcher();
+
   // SIGTERM (shoal kill) and SIGINT end the attempt KILLED.
   BlockTerminationSignals();
 
@@ -50,7 +54,7 @@ int AmCommand(int argc, char** argv) {
     if (bind->count() == 0) options.bind_host = (*slurm)->Host();
     launcher = std::move(*slurm);
   } else {
-    launcher = std::make_unique<LocalContainerLauncher>(RealProcessLauncher::Instance());
+    launcher = std::make_unique<LocalContainerLauncher>(agents ? *agents : RealProcessLauncher::Instance());
   }
   ApplicationMaster am(options, *launcher, SystemClock::Instance());
   OnTermination([&am] { am.RequestKill("killed by the user"); });

@@ -95,26 +95,41 @@ Result<TaskView> DecodeTaskView(const Json& json, const std::string& path) {
 
 Json Encode(const AttemptFetchReply& m) { return Json{{"spec", ToJson(m.spec)}, {"task_gpus", m.task_gpus}}; }
 
-template <>
-Result<AttemptFetchReply> Decode<AttemptFetchReply>(const Json& json) {
-  FieldReader r(json, "attempt");
-  AttemptFetchReply m;
-  const Json* spec = r.Object("spec");
-  if (r.ok() && !spec) r.Fail("spec", "is missing (the job spec)");
+std::vector<std::vector<int>> ReadTaskGpus(FieldReader& r) {
+  std::vector<std::vector<int>> task_gpus;
   if (const Json* gpus = r.Array("task_gpus")) {
     for (size_t i = 0; i < gpus->size() && r.ok(); ++i) {
       Json wrapper{{"gpus", (*gpus)[i]}};
       FieldReader g(wrapper, r.PathOf("task_gpus[" + std::to_string(i) + "]"));
-      m.task_gpus.push_back(g.IntList("gpus", 0, 1 << 16));
-      if (!g.ok()) return g.status();
+      task_gpus.push_back(g.IntList("gpus", 0, 1 << 16));
+      r.Keep(g.status());
     }
   }
-  if (!r.ok()) return r.status();
+  return task_gpus;
+}
+
+const Json* RequireSpec(FieldReader& r) {
+  const Json* spec = r.Object("spec");
+  if (r.ok() && !spec) r.Fail("spec", "is missing (the job spec)");
+  return spec;
+}
+
+Result<JobSpec> DecodeSpec(const Json& spec, const std::string& path) {
   try {
-    m.spec = JobSpecFromJson(*spec);
+    return JobSpecFromJson(spec);
   } catch (const std::exception& e) {
-    return InvalidArgument(std::string("attempt.spec is malformed: ") + e.what());
+    return InvalidArgument(path + ".spec is malformed: " + e.what());
   }
+}
+
+template <>
+Result<AttemptFetchReply> Decode<AttemptFetchReply>(const Json& json) {
+  FieldReader r(json, "attempt");
+  AttemptFetchReply m;
+  const Json* spec = RequireSpec(r);
+  m.task_gpus = ReadTaskGpus(r);
+  if (!r.ok()) return r.status();
+  ASSIGN_OR_RETURN(m.spec, DecodeSpec(*spec, r.path()));
   return m;
 }
 

@@ -113,4 +113,12 @@ Json Encode(const StackReply& m);
 
 Result<TaskView> DecodeTaskView(const Json& json, const std::string& path);
 
+// Shared by the decoders of messages that carry a job spec and the tasks' GPUs
+// (AttemptFetchReply, JobDetail, AttemptView): the "spec" object (an error when absent),
+// the spec it describes, and "task_gpus" (a list of GPU index lists).
+class FieldReader;
+const Json* RequireSpec(FieldReader& r);
+Result<JobSpec> DecodeSpec(const Json& spec, const std::string& path);
+std::vector<std::vector<int>> ReadTaskGpus(FieldReader& r);
+
 }  // namespace shoal::protocol

@@ -37,6 +37,10 @@ class FieldReader {
   std::string PathOf(const std::string& field) const { return path_ + "." + field; }
   // Records an error about `field` (the first one wins).
   void Fail(const std::string& field, const std::string& problem);
+  // Records a nested reader's error as it stands (the first one wins).
+  void Keep(const Status& nested) {
+    if (status_.ok()) status_ = nested;
+  }
 
   bool Has(const char* field) const;
   std::string String(const char* field, std::string fallback = "");
@@ -91,7 +95,7 @@ class FieldReader {
     for (size_t i = 0; i < items->size() && ok(); ++i) {
       Result<T> item = decode((*items)[i], PathOf(field) + "[" + std::to_string(i) + "]");
       if (!item.ok()) {
-        if (status_.ok()) status_ = item.status();
+        Keep(item.status());
         break;
       }
       out.push_back(std::move(item).value());

@@ -106,14 +106,7 @@ Result<AttemptView> DecodeAttemptView(const Json& json, const std::string& path)
   v.backend_id = r.String("backend_id");
   v.am_addr = r.String("am_addr");
   v.dir = r.String("dir");
-  if (const Json* gpus = r.Array("task_gpus")) {
-    for (size_t i = 0; i < gpus->size() && r.ok(); ++i) {
-      Json wrapper{{"gpus", (*gpus)[i]}};
-      FieldReader g(wrapper, r.PathOf("task_gpus[" + std::to_string(i) + "]"));
-      v.task_gpus.push_back(g.IntList("gpus", 0, 1 << 16));
-      if (!g.ok()) return g.status();
-    }
-  }
+  v.task_gpus = ReadTaskGpus(r);
   v.tasks = r.List<TaskView>("tasks", DecodeTaskView);
   v.final_reported = r.Bool("final_reported", false);
   v.board_url = r.String("board_url");
@@ -149,18 +142,13 @@ Result<JobDetail> Decode<JobDetail>(const Json& json) {
   FieldReader r(json, "job");
   JobDetail v;
   v.summary = ReadSummary(r);
-  const Json* spec = r.Object("spec");
-  if (r.ok() && !spec) r.Fail("spec", "is missing (the job spec)");
+  const Json* spec = RequireSpec(r);
   v.version = r.Int64("version", 0, 0);
   v.attempts = r.List<AttemptView>("attempts", DecodeAttemptView);
   v.board_url = r.String("board_url");
   v.saved_models = r.List<SavedModelView>("saved_models", DecodeSavedModelView);
   if (!r.ok()) return r.status();
-  try {
-    v.spec = JobSpecFromJson(*spec);
-  } catch (const std::exception& e) {
-    return InvalidArgument(std::string("job.spec is malformed: ") + e.what());
-  }
+  ASSIGN_OR_RETURN(v.spec, DecodeSpec(*spec, r.path()));
   return v;
 }
 
