@@ -46,10 +46,11 @@ class ApiTest : public ::testing::TestWithParam<bool> {
     return SendAs(with_token ? kServerToken : "", method, path, body);
   }
   httplib::Result SendAs(const std::string& token, const std::string& method, const std::string& path,
-                         const std::string& body = "") {
+                         const std::string& body = "", const std::string& host = "") {
     httplib::Client client("127.0.0.1", port_);
     httplib::Headers headers;
     if (!token.empty()) headers.emplace("Authorization", "Bearer " + token);
+    if (!host.empty()) headers.emplace("Host", host);
     if (method == "GET") return client.Get(path, headers);
     return client.Post(path, headers, body, "application/json");
   }
@@ -189,6 +190,25 @@ TEST_P(ApiTest, StateChangesAlwaysNeedATokenAndReadsBeyondLoopback) {
       << "reads need the token beyond loopback only";
   EXPECT_EQ(Send("GET", "/metrics", "", false)->status, GetParam() ? 401 : 200);
   EXPECT_EQ(Send("POST", "/api/v1/jobs/job-1/kill", "{}", true)->status, 404) << "with the token it gets through";
+}
+
+TEST_P(ApiTest, ALoopbackServerRefusesRequestsAddressedToAnotherHostWithoutAToken) {
+  std::string id = RunningJob();
+  const std::string evil = "evil.example.com:" + std::to_string(port_);
+  for (const std::string& path : std::vector<std::string>{"/api/v1/jobs", "/api/v1/jobs/" + id, "/api/v1/jobs/" + id + "/logs?index=0", "/"}) {
+    auto rebound = SendAs("", "GET", path, "", evil);
+    if (GetParam()) {
+      EXPECT_EQ(rebound->status, path == "/" ? 200 : 401) << path << ": beyond loopback a read needs the token anyway";
+    } else {
+      EXPECT_EQ(rebound->status, 403) << path << ": a DNS-rebound page must not read jobs";
+      EXPECT_NE(ErrorMessage(rebound).find("Host 'evil.example.com:"), std::string::npos) << rebound->body;
+      EXPECT_EQ(rebound->body.find(id + "\""), std::string::npos) << "no job data in the refusal";
+    }
+  }
+  EXPECT_EQ(SendAs(kServerToken, "GET", "/api/v1/jobs", "", evil)->status, 200) << "a token speaks for itself";
+  for (const std::string& host : std::vector<std::string>{"127.0.0.1:" + std::to_string(port_), "localhost:" + std::to_string(port_)}) {
+    EXPECT_EQ(SendAs(GetParam() ? kServerToken : "", "GET", "/api/v1/jobs", "", host)->status, 200) << host;
+  }
 }
 
 // Jobs belong to their submitters: users' own tokens from <home>/users.json.

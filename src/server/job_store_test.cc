@@ -1,7 +1,9 @@
 #include "server/job_store.h"
 
 #include <gtest/gtest.h>
+#include <fcntl.h>
 #include <sqlite3.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace shoal {
@@ -57,6 +59,28 @@ TEST(JobStore, PersistsAcrossReopenAndFilters) {
   ASSERT_TRUE(by_state.ok());
   EXPECT_EQ(by_state->second, 1);
   unlink(path.c_str());
+}
+
+TEST(JobStore, TheHistoryAndItsWalAreTheOwnersAlone) {
+  std::string path = "/tmp/shoal-store-mode-" + std::to_string(getpid()) + ".db";
+  unlink(path.c_str());
+  {
+    int loose = open(path.c_str(), O_CREAT | O_WRONLY, 0644);  // as an older server left it
+    ASSERT_GE(loose, 0);
+    close(loose);
+    chmod(path.c_str(), 0644);
+  }
+  auto store = JobStore::Open(path);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  JobRecord job = Job("secretive", "ann");
+  ASSERT_TRUE((*store)->Insert(job).ok());
+  for (const char* suffix : {"", "-wal", "-shm"}) {
+    struct stat st {};
+    ASSERT_EQ(stat((path + suffix).c_str(), &st), 0) << suffix;
+    EXPECT_EQ(st.st_mode & 0777, 0600u) << path << suffix << " holds secret values";
+  }
+  store->reset();
+  for (const char* suffix : {"", "-wal", "-shm"}) unlink((path + suffix).c_str());
 }
 
 TEST(JobStore, ADamagedRowIsNamedAndTheOtherJobsStillRecover) {

@@ -1,5 +1,8 @@
 #include "server/server_auth.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -11,7 +14,21 @@
 namespace shoal {
 
 bool IsLoopbackHost(const std::string& host) {
-  return host == "localhost" || host == "::1" || host == "[::1]" || host.starts_with("127.");
+  if (host == "localhost") return true;
+  std::string address = host.size() > 2 && host.front() == '[' && host.back() == ']' ? host.substr(1, host.size() - 2) : host;
+  in_addr v4{};
+  if (inet_pton(AF_INET, address.c_str(), &v4) == 1) return (ntohl(v4.s_addr) >> 24) == 127;
+  in6_addr v6{};
+  return inet_pton(AF_INET6, address.c_str(), &v6) == 1 && IN6_IS_ADDR_LOOPBACK(&v6);
+}
+
+std::string HostOfHeader(const std::string& host_header) {
+  if (host_header.starts_with("[")) {
+    size_t close = host_header.find(']');
+    return close == std::string::npos ? host_header : host_header.substr(0, close + 1);
+  }
+  size_t colon = host_header.find(':');
+  return colon == std::string::npos ? host_header : host_header.substr(0, colon);
 }
 
 std::string TokenPath(const std::string& home) { return home + "/token"; }
@@ -42,6 +59,10 @@ Result<ServerAuth> ServerAuth::ForServer(const std::string& host, const std::str
 
 ServerAuth ServerAuth::WithToken(std::string token, bool loopback, std::string owner) {
   return ServerAuth(std::move(token), loopback, std::move(owner), nullptr);
+}
+
+bool ServerAuth::AcceptsHost(const std::string& host_header) const {
+  return !loopback_ || host_header.empty() || IsLoopbackHost(HostOfHeader(host_header));
 }
 
 bool ServerAuth::Requires(const std::string& method, const std::string& path) const {

@@ -16,6 +16,8 @@
 //    (anything but GET and HEAD) to /api/ and /internal/ always do. Reads (/api/ GETs,
 //    /metrics) do only when the server listens beyond loopback. GET /api/v1/health, the
 //    page and its static files never do: they hold no job data.
+//  - AcceptsHost(): on loopback, a request whose Host header names anything but loopback
+//    is refused (403) unless it carries a valid token.
 // Thread-safety: safe from any thread; the user table is re-read under a mutex.
 #pragma once
 
@@ -28,7 +30,11 @@
 
 namespace shoal {
 
+// "localhost", an IPv4 address in 127.0.0.0/8 or the IPv6 loopback (bracketed or not);
+// never a name that merely starts like one ("127.0.0.1.example.com").
 bool IsLoopbackHost(const std::string& host);
+// The host of a Host header: "127.0.0.1:7480" -> "127.0.0.1", "[::1]:80" -> "[::1]".
+std::string HostOfHeader(const std::string& host_header);
 
 // The identity behind a request's token.
 struct Caller {
@@ -51,6 +57,10 @@ class ServerAuth {
   const std::string& token() const { return token_; }
   bool loopback() const { return loopback_; }
   bool Requires(const std::string& method, const std::string& path) const;
+  // A server on loopback answers only requests addressed to loopback (against DNS
+  // rebinding: a page that rebinds its own name to 127.0.0.1 sends that name as Host);
+  // an absent Host is accepted (no browser omits it). Beyond loopback every Host is.
+  bool AcceptsHost(const std::string& host_header) const;
   // `authorization` is the request's Authorization header ("" when absent).
   std::optional<Caller> Identify(const std::string& authorization) const;
   // The same, and also an AM's attempt token when `path` is one of that attempt's

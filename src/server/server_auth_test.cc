@@ -26,8 +26,26 @@ class AuthHome : public ::testing::Test {
 };
 
 TEST(ServerAuth, KnowsLoopbackAddresses) {
-  for (const char* host : {"127.0.0.1", "127.0.1.1", "::1", "localhost"}) EXPECT_TRUE(IsLoopbackHost(host)) << host;
-  for (const char* host : {"0.0.0.0", "10.1.2.3", "::", "example.org"}) EXPECT_FALSE(IsLoopbackHost(host)) << host;
+  for (const char* host : {"127.0.0.1", "127.0.1.1", "::1", "[::1]", "localhost"}) EXPECT_TRUE(IsLoopbackHost(host)) << host;
+  for (const char* host : {"0.0.0.0", "10.1.2.3", "::", "example.org", "127.0.0.1.example.org", "127.evil", "localhost.evil",
+                           "[::1", ""}) {
+    EXPECT_FALSE(IsLoopbackHost(host)) << host;
+  }
+}
+
+TEST(ServerAuth, ALoopbackServerAnswersOnlyRequestsAddressedToLoopback) {
+  EXPECT_EQ(HostOfHeader("127.0.0.1:7480"), "127.0.0.1");
+  EXPECT_EQ(HostOfHeader("[::1]:7480"), "[::1]");
+  EXPECT_EQ(HostOfHeader("localhost"), "localhost");
+  ServerAuth loopback = ServerAuth::WithToken("t", true);
+  for (const char* host : {"127.0.0.1:7480", "localhost:7480", "[::1]:7480", "127.0.0.1", ""}) {
+    EXPECT_TRUE(loopback.AcceptsHost(host)) << host;
+  }
+  for (const char* host : {"evil.example.com", "evil.example.com:7480", "127.0.0.1.evil.example.com:7480", "0.0.0.0:7480",
+                           "192.168.1.2:7480"}) {
+    EXPECT_FALSE(loopback.AcceptsHost(host)) << host << ": a rebound name";
+  }
+  EXPECT_TRUE(ServerAuth::WithToken("t", false).AcceptsHost("evil.example.com")) << "beyond loopback, tokens decide";
 }
 
 TEST_F(AuthHome, EveryServerHasATokenOnlyItsOwnerReadsKeptAcrossRestarts) {

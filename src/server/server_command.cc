@@ -3,9 +3,12 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <cerrno>
+#include <cstring>
 #include <thread>
 
 #include "backend/local/local_backend.h"
@@ -106,6 +109,12 @@ int ServerCommand(int argc, char** argv) {
   if (Status s = MakeDirectories(home + "/jobs"); !s.ok()) {
     std::fprintf(stderr, "shoal server: %s\n", s.message().c_str());
     return 2;
+  }
+  // The home holds the token, the history with its secrets and every job's logs: its
+  // owner's alone (docs/reliability.md, "Data at rest").
+  if (struct stat st {}; stat(home.c_str(), &st) == 0 && st.st_uid == geteuid() && (st.st_mode & 0077) != 0 &&
+                         chmod(home.c_str(), 0700) != 0) {
+    LogError("cannot make the home " + home + " private (mode 0700): " + std::strerror(errno));
   }
   // One server per home: a second one would double-book the machine.
   int lock_fd = open((home + "/server.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);

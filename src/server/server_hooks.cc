@@ -20,9 +20,21 @@ void InstallServerHooks(httplib::Server& http, const ServerAuth& auth, RequestMe
   http.set_tcp_nodelay(true);
   http.set_pre_routing_handler([&auth, token_path](const httplib::Request& req, httplib::Response& res) {
     request_started = std::chrono::steady_clock::now();
-    if (!auth.Requires(req.method, req.path) || auth.Identify(req.get_header_value("Authorization"), req.path)) {
-      return httplib::Server::HandlerResponse::Unhandled;
+    const std::string host = req.get_header_value("Host");
+    bool host_accepted = auth.AcceptsHost(host);
+    bool needs_token = auth.Requires(req.method, req.path);
+    if (host_accepted && !needs_token) return httplib::Server::HandlerResponse::Unhandled;
+    bool identified = auth.Identify(req.get_header_value("Authorization"), req.path).has_value();
+    if (!host_accepted && !identified) {
+      ReplyJson(res,
+                ErrorBody(PermissionDenied("this server listens on loopback and answers only requests addressed to it "
+                                           "there, not to Host '" + host.substr(0, 200) + "' (a page that points its own "
+                                           "name at this machine must not read its jobs); use http://127.0.0.1:PORT or "
+                                           "http://localhost:PORT, or send a token")),
+                403);
+      return httplib::Server::HandlerResponse::Handled;
     }
+    if (!needs_token || identified) return httplib::Server::HandlerResponse::Unhandled;
     std::string what = auth.loopback() ? "changes state" : "goes to a server that listens beyond loopback";
     ReplyJson(res,
               ErrorBody(PermissionDenied(req.method + " " + req.path + " " + what + " and needs a token: send the header "

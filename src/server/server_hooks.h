@@ -3,7 +3,9 @@
 //
 // Contract:
 //  - A request that needs a token (ServerAuth::Requires) and lacks a valid one gets 401
-//    with an error body telling where tokens come from; nothing else of it runs.
+//    with an error body telling where tokens come from; one addressed to a foreign Host
+//    on a loopback server (ServerAuth::AcceptsHost) without a valid token gets 403
+//    naming the Host. Nothing else of either runs.
 //  - Request bodies above 64 MiB get 413. Replies go out without Nagle's delay.
 //  - Every request, refused or not, is measured.
 // Thread-safety: the hooks run on the server's worker threads; auth is immutable and

@@ -1,5 +1,9 @@
 #include "server/sqlite_statement.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <sqlite3.h>
 
 namespace shoal {
@@ -32,6 +36,11 @@ double Statement::Double(int col) { return sqlite3_column_double(stmt_, col); }
 bool Statement::IsNull(int col) { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
 
 Result<sqlite3*> OpenDatabase(const std::string& path, const std::string& what) {
+  // The history holds every job's spec, secret values included: its owner's alone. SQLite
+  // gives its WAL and shared-memory files the database's mode.
+  int created = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (created >= 0) close(created);
+  (void)chmod(path.c_str(), 0600);
   sqlite3* db = nullptr;
   if (sqlite3_open(path.c_str(), &db) != SQLITE_OK) {
     std::string reason = db ? sqlite3_errmsg(db) : "out of memory";
@@ -43,6 +52,7 @@ Result<sqlite3*> OpenDatabase(const std::string& path, const std::string& what) 
     sqlite3_close(db);
     return s;
   }
+  for (const char* suffix : {"-wal", "-shm"}) (void)chmod((path + suffix).c_str(), 0600);  // left by an older server
   return db;
 }
 

@@ -4,7 +4,8 @@
 //  - Statement prepares one SQL statement and finalizes it when it goes out of scope;
 //    ok() is false when the SQL did not prepare (the caller reports the database error).
 //  - OpenDatabase opens (creating) the file in WAL mode with a 5 s busy timeout, so
-//    several connections of one process can read while one writes.
+//    several connections of one process can read while one writes. The file, its WAL and
+//    its shared memory are mode 0600: the history holds secret values.
 //  - SqliteError names the database file, what was being done and SQLite's reason.
 // Thread-safety: a Statement belongs to one thread; callers guard their connection.
 #pragma once

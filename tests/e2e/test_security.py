@@ -86,3 +86,47 @@ roles:
     shoal.run("kill", other, check=0)  # with <home>/token, the server's
     shoal.wait_state(other, "KILLED")
     shoal.stop_server()
+
+
+def get_as_host(url, path, host):
+    """GET through a raw socket, so the Host header is exactly what a rebound page sends."""
+    import http.client
+    import urllib.parse
+    parsed = urllib.parse.urlparse(url)
+    connection = http.client.HTTPConnection(parsed.hostname, parsed.port, timeout=10)
+    connection.putrequest("GET", path, skip_host=True)
+    connection.putheader("Host", host)
+    connection.endheaders()
+    reply = connection.getresponse()
+    body = reply.read()
+    connection.close()
+    return reply.status, body
+
+
+def test_a_page_that_rebinds_its_name_to_the_server_reads_nothing(shoal, tmp_path):
+    shoal.start_server()
+    url = json.loads((shoal.home / "server.json").read_text())["url"]
+    port = url.rsplit(":", 1)[1]
+    job_id = shoal.submit(write_spec(tmp_path, """
+name: private-work
+roles:
+  worker: {cpus: 0.25, memory: 64M, command: echo the-private-output; sleep 30}
+"""))
+    shoal.wait_state(job_id, "RUNNING")
+    for path in ("/api/v1/jobs", f"/api/v1/jobs/{job_id}", f"/api/v1/jobs/{job_id}/logs?index=0", "/"):
+        status, body = get_as_host(url, path, f"evil.example.com:{port}")
+        assert status == 403, (path, status, body)
+        assert b"private-work" not in body and b"the-private-output" not in body
+        assert b"evil.example.com" in body, body  # the refusal names the Host
+    status, body = get_as_host(url, "/api/v1/jobs", f"localhost:{port}")
+    assert status == 200 and b"private-work" in body
+    shoal.run("kill", job_id, check=0)
+
+
+def test_the_home_and_the_history_are_the_owners_alone(shoal):
+    shoal.home.mkdir(parents=True, exist_ok=True)
+    shoal.home.chmod(0o755)  # as an older server or a user's mkdir left it
+    shoal.start_server()
+    assert oct(shoal.home.stat().st_mode)[-3:] == "700"
+    for name in ("shoal.db", "shoal.db-wal", "shoal.db-shm", "token"):
+        assert oct((shoal.home / name).stat().st_mode)[-3:] == "600", name
