@@ -84,6 +84,16 @@ Result<std::vector<std::string>> SpecFlags::Overrides() const {
   return out;
 }
 
+Result<std::string> ReadSpecFile(const std::string& path) {
+  auto content = ReadFileUpTo(path, kMaxSpecBytes);
+  if (content.ok()) return content;
+  if (content.status().code() == StatusCode::kNotFound) {
+    return InvalidArgument("cannot read the job spec '" + path + "': check the path");
+  }
+  return InvalidArgument("the job spec " + content.status().message() +
+                         "; give the job's YAML file (e.g. job.yaml, as in examples/)");
+}
+
 Result<ParsedSpec> LoadSpec(const SpecFlags& flags) {
   ParseOptions options;
   options.known_frameworks = KnownFrameworks();
@@ -93,9 +103,7 @@ Result<ParsedSpec> LoadSpec(const SpecFlags& flags) {
     options.source_name = "flags";
     options.base_dir = AbsolutePath(".");
   } else {
-    auto content = ReadFile(flags.file);
-    if (!content.ok()) return InvalidArgument("cannot read the job spec '" + flags.file + "': check the path");
-    text = std::move(*content);
+    ASSIGN_OR_RETURN(text, ReadSpecFile(flags.file));
     options.source_name = flags.file;
     options.base_dir = DirName(AbsolutePath(flags.file));
     options.default_name = std::filesystem::path(flags.file).stem().string();

@@ -34,6 +34,9 @@ struct SpecFlags {
   Result<std::vector<std::string>> Overrides() const;
 };
 
+// The spec file's text: InvalidArgument naming it when it is missing, a folder, or
+// larger than the parser takes (`shoal submit /dev/zero` ends at once).
+Result<std::string> ReadSpecFile(const std::string& path);
 // Reads the file (if any), applies the flags and parses; errors name file:line or flag.
 Result<ParsedSpec> LoadSpec(const SpecFlags& flags);
 

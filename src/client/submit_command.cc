@@ -55,7 +55,9 @@ Result<std::pair<HttpJsonClient, std::string>> ValidateAndSubmit(const ClientCon
   ASSIGN_OR_RETURN(HttpJsonClient server, running.ok() ? running : ctx.ConnectOrStart());
   ASSIGN_OR_RETURN(std::vector<std::string> overrides, flags.Overrides());
   std::string text;
-  if (!flags.file.empty()) text = ReadFile(flags.file).value();
+  if (!flags.file.empty()) {
+    ASSIGN_OR_RETURN(text, ReadSpecFile(flags.file));
+  }
   protocol::SubmitRequest submit{text,
                                  overrides,
                                  parsed.sources.source_name(),

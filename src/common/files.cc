@@ -20,6 +20,20 @@ Result<std::string> ReadFile(const std::string& path) {
   return text.str();
 }
 
+Result<std::string> ReadFileUpTo(const std::string& path, size_t max_bytes) {
+  struct stat st {};
+  if (stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) return FailedPrecondition("'" + path + "' is a folder");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return NotFound("cannot read '" + path + "': " + strerror(errno));
+  std::string text(max_bytes + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<size_t>(in.gcount()));
+  if (text.size() > max_bytes) {
+    return FailedPrecondition("'" + path + "' is larger than " + std::to_string(max_bytes >> 20) + " MiB");
+  }
+  return text;
+}
+
 Result<std::string> ReadFileTail(const std::string& path, size_t max_bytes) {
   std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) return NotFound("cannot read '" + path + "': " + strerror(errno));

@@ -10,6 +10,10 @@
 namespace shoal {
 
 Result<std::string> ReadFile(const std::string& path);
+// The file's text when it is at most `max_bytes` (reading no more than one byte past it,
+// so a device such as /dev/zero ends too): FailedPrecondition for a folder or a larger
+// file, NotFound when it cannot be read.
+Result<std::string> ReadFileUpTo(const std::string& path, size_t max_bytes);
 // The last `max_bytes` of a file (all of it when shorter).
 Result<std::string> ReadFileTail(const std::string& path, size_t max_bytes);
 // Writes to path.tmp-<pid> and renames over path.

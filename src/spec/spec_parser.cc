@@ -570,6 +570,10 @@ class SpecReader {
       }
     };
     read("heartbeat", &timeouts->heartbeat_ms, false);
+    if (timeouts->heartbeat_ms < kMinHeartbeatTimeoutMs) {
+      Issue("timeouts.heartbeat", "is shorter than two heartbeats (tasks send one every second), so every task would be lost",
+            "write 2s or more, e.g. 30s");
+    }
     read("register", &timeouts->register_ms, false);
     read("job", &timeouts->job_ms, true);
     read("hang", &timeouts->hang_ms, true);
@@ -723,7 +727,7 @@ size_t EditDistance(const std::string& a, const std::string& b) {
 
 Result<ParsedSpec> ParseJobSpec(const std::string& text, const ParseOptions& options) {
   ParsedSpec parsed{JobSpec{}, SourceMap(options.source_name)};
-  if (text.size() > (8u << 20)) return InvalidArgument(options.source_name + ": the spec is larger than 8 MiB");
+  if (text.size() > kMaxSpecBytes) return InvalidArgument(options.source_name + ": the spec is larger than 8 MiB");
   YAML::Node root;
   try {
     root = YAML::Load(text);

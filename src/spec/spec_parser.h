@@ -22,6 +22,11 @@
 
 namespace shoal {
 
+// The largest spec text a parse takes.
+inline constexpr size_t kMaxSpecBytes = 8u << 20;
+// The shortest timeouts.heartbeat: two of the agents' heartbeats (one a second).
+inline constexpr int64_t kMinHeartbeatTimeoutMs = 2'000;
+
 struct ParsedSpec {
   JobSpec spec;
   SourceMap sources;

@@ -134,6 +134,7 @@ TEST(ParseJobSpec, RefusesBadSpecs) {
       "roles: {w: {command: t, env: [a]}}",                          // env not a map
       "roles: {w: {command: t}}\nmax_attempts: 0",                   // zero attempts
       "roles: {w: {command: t}}\ntimeouts: {heartbeat: soon}",       // bad duration
+      "roles: {w: {command: t}}\ntimeouts: {heartbeat: 1500ms}",     // shorter than two heartbeats
       "roles: {w: {command: t}}\ntimeouts: {hartbeat: 1s}",          // unknown timeout
       "roles: {w: {command: t}}\ntimeouts: {on_hang: retry}",        // unknown hang action
       "roles: {\"bad name!\": {command: t}}",                        // bad role name

@@ -28,6 +28,7 @@ BAD_SPECS = [
     ("a job larger than the cluster", "roles: {worker: {instances: 9000, cpus: 1, memory: 1M, command: 'true'}}", "roles"),
     ("zero attempts", "max_attempts: 0\n" + OK_ROLE, "max_attempts"),
     ("bad duration", "timeouts: {heartbeat: forever}\n" + OK_ROLE, "timeouts.heartbeat"),
+    ("heartbeat timeout shorter than two heartbeats", "timeouts: {heartbeat: 1ms}\n" + OK_ROLE, "timeouts.heartbeat"),
     ("YAML syntax", "roles: {worker: {command: 'true'\n", "not valid YAML"),
     ("bad env name", "env: {'A-B': 1}\n" + OK_ROLE, "env.A-B"),
     ("bad role name", "roles: {'w k': {command: 'true'}}", "roles.w k"),
@@ -55,6 +56,16 @@ def test_bad_flags_are_refused_with_the_flag_named(shoal, tmp_path):
     assert result.returncode == 2 and "ROLE=VALUE" in result.stderr
     result = shoal.run("run", str(tmp_path / "missing.yaml"))
     assert result.returncode == 2 and "missing.yaml" in result.stderr
+
+
+def test_a_spec_that_is_a_folder_or_endless_is_refused_at_once(shoal, tmp_path):
+    folder = shoal.run("submit", str(tmp_path), timeout=30)
+    assert folder.returncode == 2, folder.stderr
+    assert "is a folder" in folder.stderr and "roles" not in folder.stderr, folder.stderr
+    endless = shoal.run("submit", "/dev/zero", timeout=30)  # read for ever before
+    assert endless.returncode == 2, endless.stderr
+    assert "larger than 8 MiB" in endless.stderr, endless.stderr
+    assert not (shoal.home / "server.json").exists(), "nothing started"
 
 
 def test_a_running_server_refuses_what_does_not_fit_its_capacity(shoal, tmp_path):
