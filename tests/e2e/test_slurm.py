@@ -125,6 +125,9 @@ roles:
   ps:
     instances: 1
     memory: 100M
+    # Not a service: a service that has not started when the workers end is never run,
+    # and this task's output is what the test reads.
+    service: false
     command: 'echo "gpu=[$CUDA_VISIBLE_DEVICES] on $(hostname)"'
 """)
     on_slurm.run_job(spec, check=0, timeout=120)
