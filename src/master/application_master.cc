@@ -269,7 +269,7 @@ void ApplicationMaster::DriveMpirun() {
       return;
     }
     mpirun_pid_ = *pid;
-    LogInfo("mpirun started (pid " + std::to_string(*pid) + "); its output is in mpirun.log");
+    LogInfo("mpirun started (pid " + std::to_string(*pid) + "); its own lines are in mpirun.log, each rank's output in its task's log");
   }
   if (mpirun_pid_ <= 0 || mpirun_ended_) return;
   if (auto exit = processes_.TryWait(mpirun_pid_)) {

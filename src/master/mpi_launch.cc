@@ -43,7 +43,7 @@ std::vector<std::string> MpirunArgv(const JobSpec& spec, const std::string& host
           "--mca", "pml", "ob1", "--mca", "osc", "^ucx", "--bind-to", "none",
           // no topology shared through memory at a guessed address (runtime/mpi.cc)
           "--mca", "rtc_hwloc_vmhole", "none",
-          "--tag-output", "/bin/sh", "-c", ranks.command};
+          "--tag-output", "/bin/sh", "-c", std::string(kRankOutputToTask) + ranks.command};
 }
 
 namespace {

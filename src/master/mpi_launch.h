@@ -6,6 +6,7 @@
 // agent hands that command line to the AM, whose task's container runs it (in the
 // foreground: --daemonize is dropped) as its program. orted then starts the ranks, which
 // are thus children of the container: Shoal's resources, logs, heartbeats and kill apply.
+// mpirun.log, in the attempt's folder, keeps mpirun's own lines (its verdict on a failed rank).
 //
 // Contract: the helpers here are pure; the AM does the I/O.
 // Thread-safety: pure functions.
@@ -24,6 +25,11 @@ std::string MpiHostName(int rank);
 std::optional<int> RankFromMpiHost(const std::string& host);
 // "shoal-task-0 slots=2\n..." for every task of the job.
 std::string MpiHostfile(const JobSpec& spec);
+// What each rank's shell runs before the job's command: its stdout and stderr become its
+// orted's (the shell is orted's child), which are the capture pipes of the task's
+// container, so a rank's lines land in its own task's log (with its progress and metric
+// lines), not in mpirun's. Should the redirection fail, the output still reaches mpirun.log.
+inline constexpr const char* kRankOutputToTask = "command exec >>/proc/$PPID/fd/1 2>>/proc/$PPID/fd/2\n";
 // mpirun's command line for the job.
 std::vector<std::string> MpirunArgv(const JobSpec& spec, const std::string& hostfile, const std::string& shoal_executable);
 // The orted command as the container runs it: in the foreground.

@@ -111,6 +111,41 @@ TEST(Environment, PyTorchWithSeveralProcessesPerTask) {
 
 // The layers of docs/environment.md, as PlanLaunch stacks them: each row sets a variable
 // in some layers and names the layer that must win.
+TEST(Environment, MpiRanksYieldOnlyWithLessThanACpuEach) {
+  ClusterView cluster = TwoWorkers();
+  JobSpec spec = Spec("mpi");
+  spec.roles[0].resources.cpus = 0.5;
+  EnvMap env = FindFramework("mpi")->TaskEnvironment(spec, cluster, cluster.tasks[1]);
+  EXPECT_EQ(env["OMPI_MCA_mpi_yield_when_idle"], "1");
+  spec.roles[0].resources.cpus = 2;
+  spec.roles[0].nproc_per_node = 3;
+  env = FindFramework("mpi")->TaskEnvironment(spec, cluster, cluster.tasks[1]);
+  EXPECT_EQ(env["OMPI_MCA_mpi_yield_when_idle"], "1") << "3 ranks on 2 CPUs";
+  spec.roles[0].resources.cpus = 2;
+  spec.roles[0].nproc_per_node = 2;
+  env = FindFramework("mpi")->TaskEnvironment(spec, cluster, cluster.tasks[1]);
+  EXPECT_EQ(env.count("OMPI_MCA_mpi_yield_when_idle"), 0u) << "a CPU per rank: busy-polling is fastest";
+}
+
+TEST(Framework, NprocPerNodeIsRefusedWhereATaskRunsOneProcess) {
+  for (const std::string name : {"tensorflow", "xgboost", "mxnet", "shoal-train"}) {
+    JobSpec spec = Spec(name);
+    spec.roles[0].nproc_per_node = 2;
+    auto issues = FindFramework(name)->Validate(spec);
+    ASSERT_EQ(issues.size(), 1u) << name;
+    EXPECT_EQ(issues[0].field, "roles.worker.nproc_per_node");
+    EXPECT_NE(issues[0].problem.find(name + " runs one process per task"), std::string::npos) << issues[0].problem;
+    EXPECT_NE(issues[0].fix.find("instances: 4"), std::string::npos) << issues[0].fix;
+    spec.roles[0].nproc_per_node = 1;
+    EXPECT_TRUE(FindFramework(name)->Validate(spec).empty()) << name;
+  }
+  for (const std::string name : {"generic", "pytorch", "mpi"}) {
+    JobSpec spec = Spec(name);
+    spec.roles[0].nproc_per_node = 2;
+    EXPECT_TRUE(FindFramework(name)->Validate(spec).empty()) << name;
+  }
+}
+
 TEST(LaunchPlan, EnvironmentPrecedence) {
   struct Row {
     const char* variable;

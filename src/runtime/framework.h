@@ -26,7 +26,11 @@ class FrameworkAdapter {
  public:
   virtual ~FrameworkAdapter() = default;
   virtual std::string name() const = 0;
-  virtual std::vector<SpecIssue> Validate(const JobSpec& spec) const { return {}; }
+  // The spec's issues this framework would meet at run time: nproc_per_node above 1 for a
+  // framework that runs one process per task (its cluster description has one place per task).
+  std::vector<SpecIssue> Validate(const JobSpec& spec) const;
+  // Whether a task may run several processes (nproc_per_node): each gets its local rank.
+  virtual bool RunsSeveralProcessesPerTask() const { return false; }
   // Whether the AM must serve a Rabit tracker (ClusterView::services[kRabitTrackerService]).
   virtual bool NeedsRabitTracker() const { return false; }
   // Whether the AM starts the ranks with mpirun through the containers (master/mpi_launch.h).

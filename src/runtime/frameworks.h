@@ -8,12 +8,14 @@ namespace shoal {
 class GenericFramework final : public FrameworkAdapter {
  public:
   std::string name() const override { return "generic"; }
+  bool RunsSeveralProcessesPerTask() const override { return true; }
   EnvMap TaskEnvironment(const JobSpec& spec, const ClusterView& cluster, const TaskEndpoint& self) const override;
 };
 
 class PyTorchFramework final : public FrameworkAdapter {
  public:
   std::string name() const override { return "pytorch"; }
+  bool RunsSeveralProcessesPerTask() const override { return true; }
   EnvMap TaskEnvironment(const JobSpec& spec, const ClusterView& cluster, const TaskEndpoint& self) const override;
   EnvMap ProcessEnvironment(const ClusterView& cluster, const TaskEndpoint& self, int local_rank) const override;
 };
@@ -41,6 +43,7 @@ class MpiFramework final : public FrameworkAdapter {
  public:
   std::string name() const override { return "mpi"; }
   bool LaunchesWithMpirun() const override { return true; }
+  bool RunsSeveralProcessesPerTask() const override { return true; }
   EnvMap TaskEnvironment(const JobSpec& spec, const ClusterView& cluster, const TaskEndpoint& self) const override;
 };
 

@@ -1,7 +1,7 @@
 // MPI: Open MPI's mpirun, run by the AM, starts the ranks through the containers
 // (master/mpi_launch.h); the ranks read their places from MPI itself. The containers'
 // environment (and so the ranks') carries Shoal's variables and what Open MPI needs to
-// run as root.
+// run as root, and tells ranks with less than a CPU each to yield while they wait.
 #include "runtime/frameworks.h"
 
 namespace shoal {
@@ -22,6 +22,13 @@ EnvMap MpiFramework::TaskEnvironment(const JobSpec& spec, const ClusterView& clu
     if (c == ':' || c == '/') c = '-';
   }
   env["OMPI_MCA_orte_tmpdir_base"] = "/tmp/shoal-mpi-" + am + "-" + std::to_string(self.rank);
+  // Open MPI's ranks busy-poll while they wait; with less than a CPU per rank they take
+  // the CPU from the rank they wait for (osu_allgather, 3 ranks of 0.5 CPU: minutes, not
+  // seconds). mpirun yields on its own only when a host's slots are oversubscribed, which
+  // Shoal's hostfile never is: tell the ranks to yield.
+  if (const RoleSpec* role = spec.FindRole(self.role); role && role->resources.cpus < role->nproc_per_node) {
+    env["OMPI_MCA_mpi_yield_when_idle"] = "1";
+  }
   return env;
 }
 

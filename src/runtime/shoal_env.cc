@@ -22,6 +22,20 @@ EnvMap ShoalEnvironment(const JobSpec& spec, const ClusterView& cluster, const T
   return env;
 }
 
+std::vector<SpecIssue> FrameworkAdapter::Validate(const JobSpec& spec) const {
+  std::vector<SpecIssue> issues;
+  if (RunsSeveralProcessesPerTask()) return issues;
+  for (const auto& role : spec.roles) {
+    if (role.nproc_per_node <= 1) continue;
+    issues.push_back({"roles." + role.name + ".nproc_per_node",
+                      name() + " runs one process per task, so nproc_per_node: " + std::to_string(role.nproc_per_node) +
+                          " cannot be used (its cluster description has one place per task)",
+                      "remove nproc_per_node and set instances: " + std::to_string(role.instances * role.nproc_per_node) +
+                          " instead; only generic, pytorch and mpi jobs run several processes per task"});
+  }
+  return issues;
+}
+
 EnvMap FrameworkAdapter::ProcessEnvironment(const ClusterView& cluster, const TaskEndpoint& self, int local_rank) const {
   return {{"SHOAL_LOCAL_RANK", std::to_string(local_rank)}, {"SHOAL_LOCAL_WORLD_SIZE", std::to_string(self.processes)}};
 }

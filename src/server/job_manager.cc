@@ -431,13 +431,15 @@ Result<std::string> JobManager::LogPath(const std::string& id, int attempt, cons
   if (attempt > static_cast<int>(attempts.size())) {
     return NotFound("job '" + id + "' has " + std::to_string(attempts.size()) + " attempt(s), not " + std::to_string(attempt));
   }
+  const std::string dir = attempts[attempt - 1].value("dir", "");
+  if (role == kAmLogRole) return dir + "/am.log";  // the attempt's application master
   JobSpec spec = JobSpecFromJson(detail["spec"]);
   const RoleSpec* r = spec.FindRole(role);
-  if (!r) return NotFound("job '" + id + "' has no role '" + role + "'");
+  if (!r) return NotFound("job '" + id + "' has no role '" + role + "' (--role am: its application master's log)");
   if (index < 0 || index >= r->instances) {
     return NotFound("role '" + role + "' has tasks 0 to " + std::to_string(r->instances - 1) + ", not " + std::to_string(index));
   }
-  return attempts[attempt - 1].value("dir", "") + "/" + role + "-" + std::to_string(index) + ".log";
+  return dir + "/" + role + "-" + std::to_string(index) + ".log";
 }
 
 void JobManager::Release(const std::string& id) {

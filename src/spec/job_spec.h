@@ -22,6 +22,10 @@
 
 namespace shoal {
 
+// No job's role: `am` names the attempt's application master where a role names a task
+// (`shoal logs JOB --role am`, the API's logs), so the spec parser refuses it as a role.
+inline constexpr const char* kAmLogRole = "am";
+
 struct RoleSpec {
   std::string name;
   int instances = 1;

@@ -596,6 +596,9 @@ class SpecReader {
     if (!std::regex_match(name, kRoleName)) {
       Issue(prefix, "'" + name + "' is not a valid role name",
             "use letters, digits, '_' and '-', starting with a letter, e.g. worker or ps");
+    } else if (name == kAmLogRole) {
+      Issue(prefix, "'" + name + "' is reserved: it names the application master's log (shoal logs JOB --role am)",
+            "give the role another name, e.g. worker");
     }
     if (!node.IsMap()) {
       Issue(prefix, "must be a mapping of the role's settings", "e.g. " + name + ": {instances: 2, command: ...}");

@@ -33,6 +33,9 @@ BAD_SPECS = [
     ("bad env name", "env: {'A-B': 1}\n" + OK_ROLE, "env.A-B"),
     ("bad role name", "roles: {'w k': {command: 'true'}}", "roles.w k"),
     ("service not a bool", "roles: {worker: {service: perhaps, command: 'true'}}", "roles.worker.service"),
+    ("nproc_per_node for xgboost", "framework: xgboost\nroles: {worker: {nproc_per_node: 2, cpus: 1, memory: 64M, "
+     "command: 'true'}}", "roles.worker.nproc_per_node"),
+    ("the role name am, which names the AM's log", "roles: {am: {command: 'true'}}", "roles.am"),
 ]
 
 

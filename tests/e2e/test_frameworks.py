@@ -137,7 +137,12 @@ def test_mpi_ranks_start_through_shoals_containers_and_allreduce(shoal):
     _, job_id = shoal.run_job(REPO / "examples/mpi-allreduce/job.yaml", check=0, timeout=120)
     mpirun_log = (shoal.home / "jobs" / job_id / "attempt-1" / "mpirun.log").read_text()
     for rank in range(3):
-        assert f"rank {rank} of 3 in task {rank}: sum 6" in mpirun_log, mpirun_log
+        # each rank's output is in its own task's log, as `shoal logs` and the UI show it
+        line = f"rank {rank} of 3 in task {rank}: sum 6"
+        assert line in shoal.logs(job_id, index=rank), shoal.log_tails()
+        assert line not in mpirun_log, mpirun_log
+    # the AM's own log, where mpirun's start is noted
+    assert "mpirun started" in shoal.logs(job_id, role="am"), shoal.log_tails()
     assert all(t["state"] == "SUCCEEDED" for t in shoal.status(job_id)["attempts"][-1]["tasks"])
     assert shoal.job_processes(job_id) == []
 
