@@ -12,9 +12,11 @@ namespace shoal {
 void AddStatusCommand(CLI::App& app, ClientContext& ctx) {
   auto* cmd = app.add_subcommand("status", "Show a job: state, tasks, attempts, where its logs are.");
   auto id = std::make_shared<std::string>();
+  auto attempt = std::make_shared<int>(0);
   cmd->add_option("job", *id, "job id (job-12 or 12)")->required();
+  cmd->add_option("--attempt", *attempt, "show the tasks of this attempt (default: the latest)")->check(CLI::PositiveNumber);
   cmd->add_flag("--json", ctx.json, "print the API's JSON");
-  cmd->callback([&ctx, id] {
+  cmd->callback([&ctx, id, attempt] {
     WithServer(ctx, [&](const HttpJsonClient& server) -> Status {
       if (ctx.json) {
         ASSIGN_OR_RETURN(Json detail, server.Get("/api/v1/jobs/" + UrlEncode(*id)));
@@ -22,7 +24,11 @@ void AddStatusCommand(CLI::App& app, ClientContext& ctx) {
         return Status::Ok();
       }
       ASSIGN_OR_RETURN(protocol::JobDetail detail, FetchJob(server, *id));
-      std::fputs(RenderStatus(detail).c_str(), stdout);
+      if (*attempt > static_cast<int>(detail.attempts.size())) {
+        return InvalidArgument("--attempt " + std::to_string(*attempt) + ": " + detail.summary.id + " has " +
+                               std::to_string(detail.attempts.size()) + " attempt(s); fix: pick one of them");
+      }
+      std::fputs(RenderStatus(detail, *attempt).c_str(), stdout);
       return Status::Ok();
     });
   });
@@ -137,6 +143,54 @@ void AddWaitCommand(CLI::App& app, ClientContext& ctx) {
   });
 }
 
+namespace {
+
+// Prints a log from `offset` up to its current end; returns whether it printed anything.
+Result<bool> PrintLog(const HttpJsonClient& server, const std::string& base, int attempt, int64_t& offset) {
+  bool printed = false;
+  while (true) {
+    ASSIGN_OR_RETURN(Json chunk, server.Get(base + "&attempt=" + std::to_string(attempt) + "&offset=" + std::to_string(offset)));
+    std::string text = chunk["text"];
+    fwrite(text.data(), 1, text.size(), stdout);
+    fflush(stdout);
+    offset = chunk["next_offset"];
+    if (text.empty()) return printed;
+    printed = true;
+  }
+}
+
+// `logs -f`: follows one attempt's log until the job ends; without --attempt, moves on to
+// each retry's log as its attempt starts.
+Status FollowLog(const HttpJsonClient& server, const std::string& id, const std::string& base, int chosen_attempt) {
+  int64_t version = 0;
+  int attempt = chosen_attempt;
+  while (true) {  // a queued job has no logs yet: wait for its first attempt
+    ASSIGN_OR_RETURN(protocol::JobDetail detail, FetchJob(server, id, version, 1000));
+    version = detail.version;
+    if (attempt == 0) attempt = detail.summary.attempt;
+    if (attempt > 0 || IsFinal(detail.summary.state)) break;
+  }
+  if (attempt == 0) return Status::Ok();  // ended before it ever started
+  int64_t offset = 0;
+  while (true) {
+    ASSIGN_OR_RETURN(bool printed, PrintLog(server, base, attempt, offset));
+    if (printed) continue;
+    ASSIGN_OR_RETURN(protocol::JobDetail detail, FetchJob(server, id));
+    bool retried = chosen_attempt == 0 && detail.summary.attempt > attempt;
+    if (retried || IsFinal(detail.summary.state)) {
+      RETURN_IF_ERROR(PrintLog(server, base, attempt, offset).status());  // what it wrote last
+      if (!retried) return Status::Ok();
+      attempt = detail.summary.attempt;
+      offset = 0;
+      std::fprintf(stderr, "shoal: %s attempt %d started; following its log\n", id.c_str(), attempt);
+      continue;
+    }
+    usleep(250'000);
+  }
+}
+
+}  // namespace
+
 void AddLogsCommand(CLI::App& app, ClientContext& ctx) {
   auto* cmd = app.add_subcommand("logs", "Print a task's output (stdout and stderr), or follow it with -f.");
   auto id = std::make_shared<std::string>();
@@ -145,42 +199,18 @@ void AddLogsCommand(CLI::App& app, ClientContext& ctx) {
   auto attempt = std::make_shared<int>(0);
   auto follow = std::make_shared<bool>(false);
   cmd->add_option("job", *id, "job id")->required();
-  cmd->add_option("--role", *role, "the task's role (default: the first role)");
+  cmd->add_option("--role", *role, "the task's role (default: the first role); am: the attempt's application master");
   cmd->add_option("--index", *index, "the task's index in its role (default 0)")->check(CLI::NonNegativeNumber);
-  cmd->add_option("--attempt", *attempt, "which attempt (default: the latest)")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--attempt", *attempt, "which attempt (default: the latest; with -f, each retry in turn)")
+      ->check(CLI::NonNegativeNumber);
   cmd->add_flag("-f,--follow", *follow, "keep printing new output until the job ends");
   cmd->callback([=, &ctx] {
     WithServer(ctx, [&](const HttpJsonClient& server) -> Status {
-      int64_t offset = 0;
-      std::string base = "/api/v1/jobs/" + UrlEncode(*id) + "/logs?index=" + std::to_string(*index) +
-                         "&attempt=" + std::to_string(*attempt);
+      std::string base = "/api/v1/jobs/" + UrlEncode(*id) + "/logs?index=" + std::to_string(*index);
       if (!role->empty()) base += "&role=" + UrlEncode(*role);
-      if (*follow) {
-        // A queued job has no logs yet: wait for its first attempt.
-        int64_t version = 0;
-        while (true) {
-          ASSIGN_OR_RETURN(protocol::JobDetail detail, FetchJob(server, *id, version, 1000));
-          version = detail.version;
-          if (!detail.attempts.empty() || IsFinal(detail.summary.state)) break;
-        }
-      }
-      while (true) {
-        ASSIGN_OR_RETURN(Json chunk, server.Get(base + "&offset=" + std::to_string(offset)));
-        std::string text = chunk["text"];
-        fwrite(text.data(), 1, text.size(), stdout);
-        fflush(stdout);
-        offset = chunk["next_offset"];
-        if (!*follow) return Status::Ok();
-        if (!text.empty()) continue;
-        ASSIGN_OR_RETURN(protocol::JobDetail detail, FetchJob(server, *id));
-        if (IsFinal(detail.summary.state)) {
-          ASSIGN_OR_RETURN(Json last, server.Get(base + "&offset=" + std::to_string(offset)));
-          std::string rest = last["text"];
-          fwrite(rest.data(), 1, rest.size(), stdout);
-          return Status::Ok();
-        }
-        usleep(250'000);
-      }
+      if (*follow) return FollowLog(server, *id, base, *attempt);
+      int64_t offset = 0;
+      return PrintLog(server, base, *attempt, offset).status();
     });
   });
 }

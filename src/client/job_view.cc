@@ -87,7 +87,7 @@ std::string ProgressBar(double fraction, int width) {
   return bar + std::string(4 - std::min<size_t>(4, pct.size()), ' ') + pct;
 }
 
-std::string RenderStatus(const JobDetail& d) {
+std::string RenderStatus(const JobDetail& d, int attempt) {
   const JobSummary& job = d.summary;
   std::ostringstream out;
   out << job.id << "  " << job.name << "  " << Name(job.state) << "  " << Percent(job.progress) << "\n";
@@ -101,7 +101,9 @@ std::string RenderStatus(const JobDetail& d) {
     out << " made no progress, printed no metric and used no CPU for timeouts.hang; `shoal stack " << job.id
         << "` shows where they wait\n";
   }
-  const auto& tasks = LatestTasks(d);
+  const bool chosen = attempt > 0 && attempt <= static_cast<int>(d.attempts.size());
+  const auto& tasks = chosen ? d.attempts[attempt - 1].tasks : LatestTasks(d);
+  if (chosen) out << "\n  tasks of attempt " << attempt << ":";
   if (!tasks.empty()) {
     out << "\n  " << Pad("TASK", 14) << Pad("STATE", 11) << Pad("HOST", 16) << Pad("PID", 8) << Pad("PROGRESS", 9)
         << Pad("EXIT", 6) << "MESSAGE\n";
@@ -122,7 +124,7 @@ std::string RenderStatus(const JobDetail& d) {
           << "\n";
     }
   }
-  if (!d.attempts.empty()) out << "\n  logs: " << d.attempts.back().dir << "\n";
+  if (!d.attempts.empty()) out << "\n  logs: " << (chosen ? d.attempts[attempt - 1] : d.attempts.back()).dir << "\n";
   return out.str();
 }
 

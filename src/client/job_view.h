@@ -14,7 +14,9 @@
 
 namespace shoal {
 
-std::string RenderStatus(const protocol::JobDetail& detail);
+// The job, and the tasks and logs folder of one attempt: `attempt` (1-based; 0 or one the
+// job does not have: the latest).
+std::string RenderStatus(const protocol::JobDetail& detail, int attempt = 0);
 std::string RenderList(const protocol::JobList& list);
 std::string RenderSummary(const protocol::JobDetail& detail);
 // "[########------------]  42%"

@@ -51,6 +51,21 @@ TEST(JobView, StatusShowsHungTasks) {
   EXPECT_EQ(RenderStatus(OverTheWire(detail)).find("HUNG"), std::string::npos);
 }
 
+TEST(JobView, StatusShowsTheTasksOfTheChosenAttempt) {
+  protocol::JobDetail detail = Detail(JobState::kRunning);
+  protocol::AttemptView second{.number = 2, .state = AttemptState::kRunning, .dir = "/h/jobs/job-3/attempt-2"};
+  second.tasks.push_back({.role = "worker", .index = 0, .state = TaskState::kRunning, .pid = 4242});
+  detail.attempts.push_back(second);
+  std::string latest = RenderStatus(OverTheWire(detail));
+  EXPECT_NE(latest.find("4242"), std::string::npos) << latest;
+  EXPECT_EQ(latest.find("exit code 1: boom"), std::string::npos) << latest;
+  std::string first = RenderStatus(OverTheWire(detail), 1);
+  EXPECT_NE(first.find("tasks of attempt 1"), std::string::npos) << first;
+  EXPECT_NE(first.find("exit code 1: boom"), std::string::npos) << first;
+  EXPECT_EQ(first.find("4242"), std::string::npos) << first;
+  EXPECT_NE(first.find("logs: /h/jobs/job-3/attempt-1"), std::string::npos) << first;
+}
+
 TEST(JobView, LiveViewPrintsChangesOnlyWhenNotATerminal) {
   char* buffer = nullptr;
   size_t size = 0;

@@ -4,7 +4,8 @@
 // python3-dbg), and detaches; the process goes on as before. Nothing is killed.
 //
 // Contract:
-//  - DumpStacks returns one section per process: "=== pid P: COMMAND" and gdb's output.
+//  - DumpStacks returns one section per process: "=== pid P: COMMAND" and gdb's output
+//    (TidyGdbOutput), with the Python stack asked only of Python interpreters.
 //    A gdb that does not answer within timeout_ms is killed and the section says so.
 //  - Without gdb the text says what to install; it is never an error that stops a task.
 //  - Attaching needs ptrace rights over the process: root, or the same user with
@@ -29,5 +30,11 @@ struct StackDumpOptions {
 
 std::string DumpStacks(ProcessLauncher& processes, const std::vector<pid_t>& programs,
                        const StackDumpOptions& options = {});
+
+// gdb's output without its chatter: the frame it prints on attaching (the threads' stacks
+// repeat it), libthread_db's notes, "[Inferior 1 (process P) detached]" and the auto-load
+// safe-path warnings; a missing py-bt (a Python without python3-dbg) becomes a line
+// saying what to install. Errors (a refused attach) stay.
+std::string TidyGdbOutput(const std::string& text);
 
 }  // namespace shoal

@@ -39,6 +39,47 @@ TEST(StackDump, NativeAndPythonStacksOfARunningProgram) {
   processes.Wait(*python);
 }
 
+TEST(StackDump, NativeProgramsGetNoPythonStackAndNoGdbChatter) {
+  auto& processes = RealProcessLauncher::Instance();
+  auto sleeper = processes.Spawn({.argv = {"sleep", "30"}, .env = CurrentEnvironment(), .new_process_group = true});
+  ASSERT_TRUE(sleeper.ok());
+  usleep(100'000);
+  std::string text = DumpStacks(processes, {*sleeper});
+  EXPECT_NE(text.find("Thread 1"), std::string::npos) << text;
+  for (const char* chatter : {"py-bt", "python3-dbg", "libthread_db", "detached]"}) {
+    EXPECT_EQ(text.find(chatter), std::string::npos) << chatter << " in: " << text;
+  }
+  processes.SignalGroup(*sleeper, SIGKILL);
+  processes.Wait(*sleeper);
+}
+
+TEST(StackDump, TidyGdbOutputKeepsTheStacksAndErrorsOnly) {
+  const std::string gdb =
+      "[Thread debugging using libthread_db enabled]\n"
+      "Using host libthread_db library \"/lib/x86_64-linux-gnu/libthread_db.so.1\".\n"
+      "0x00007f in __GI___clock_nanosleep () at clock_nanosleep.c:71\n"
+      "71\t../sysdeps/unix/sysv/linux/clock_nanosleep.c: No such file or directory.\n"
+      "warning: File \"/opt/py/libpython3.11.so-gdb.py\" auto-loading has been declined by your `auto-load safe-path' set to \"$debugdir:$datadir/auto-load\".\n"
+      "To enable execution of this file add\n"
+      "\tadd-auto-load-safe-path /opt/py/libpython3.11.so-gdb.py\n"
+      "line to your configuration file \"/root/.config/gdb/gdbinit\".\n"
+      "\n"
+      "Thread 1 (Thread 0x7f (LWP 7) \"python3\"):\n"
+      "#0  0x00007f in __GI___clock_nanosleep () at clock_nanosleep.c:71\n"
+      "#1  0x00005b in pysleep (timeout=<optimized out>) at ../Modules/timemodule.c:2162\n"
+      "Undefined command: \"py-bt\".  Try \"help\".\n"
+      "[Inferior 1 (process 7) detached]\n";
+  std::string tidy = TidyGdbOutput(gdb);
+  EXPECT_EQ(tidy,
+            "Thread 1 (Thread 0x7f (LWP 7) \"python3\"):\n"
+            "#0  0x00007f in __GI___clock_nanosleep () at clock_nanosleep.c:71\n"
+            "#1  0x00005b in pysleep (timeout=<optimized out>) at ../Modules/timemodule.c:2162\n"
+            "(no Python stack: install python3-dbg, whose gdb helpers give py-bt)\n");
+  const std::string refused = "Could not attach to process.  If your uid matches the uid of the target\n"
+                              "ptrace: Operation not permitted.\n";
+  EXPECT_EQ(TidyGdbOutput(refused), refused) << "an error stays";
+}
+
 TEST(StackDump, SaysWhatToInstallWithoutGdb) {
   auto& processes = RealProcessLauncher::Instance();
   auto sleeper = processes.Spawn({.argv = {"sleep", "30"}, .env = CurrentEnvironment(), .new_process_group = true});

@@ -2,6 +2,10 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstdint>
 #include <fstream>
 
 #include "common/http_server.h"
@@ -18,13 +22,25 @@
 namespace shoal {
 namespace {
 
-int IntParam(const httplib::Request& req, const char* name, int fallback, int lo, int hi) {
-  if (!req.has_param(name)) return fallback;
-  std::string text = req.get_param_value(name);
+// A whole-number query parameter, clamped to [lo, hi]; `fallback` when absent or empty.
+// Anything else (limit=abc, offset=1.5) is refused, naming the parameter.
+Result<int64_t> Int64Param(const httplib::Request& req, const char* name, int64_t fallback, int64_t lo, int64_t hi) {
+  if (!req.has_param(name) || req.get_param_value(name).empty()) return fallback;
+  const std::string text = req.get_param_value(name);
+  errno = 0;
   char* end = nullptr;
-  long value = std::strtol(text.c_str(), &end, 10);
-  if (text.empty() || *end != '\0') return fallback;
-  return static_cast<int>(std::clamp<long>(value, lo, hi));
+  long long value = std::strtoll(text.c_str(), &end, 10);
+  if (*end != '\0' || std::isspace(static_cast<unsigned char>(text.front()))) {
+    return InvalidArgument("query parameter " + std::string(name) + "='" + text.substr(0, 40) +
+                           "' is not a whole number; fix: e.g. " + name + "=" + std::to_string(fallback));
+  }
+  if (errno == ERANGE) value = text.front() == '-' ? lo : hi;
+  return std::clamp<int64_t>(value, lo, hi);
+}
+
+Result<int> IntParam(const httplib::Request& req, const char* name, int fallback, int lo, int hi) {
+  ASSIGN_OR_RETURN(int64_t value, Int64Param(req, name, fallback, lo, hi));
+  return static_cast<int>(value);
 }
 
 std::optional<std::string> OptionalParam(const httplib::Request& req, const char* name) {
@@ -78,23 +94,21 @@ Result<std::pair<std::string, int>> RequireAttempt(const std::optional<Caller>& 
                           " (with that attempt's token) or an administrator may " + what);
 }
 
-int64_t Int64Param(const httplib::Request& req, const char* name) {
-  return req.has_param(name) ? std::max(0LL, std::atoll(req.get_param_value(name).c_str())) : 0;
-}
-
 // The log file named by ?role=&index=&attempt= (role: the spec's first role when absent).
 Result<std::string> TaskLogPath(JobManager& jobs, const std::optional<Caller>& caller, const httplib::Request& req) {
   ASSIGN_OR_RETURN(Json detail, JobFor(jobs, caller, JobAction::kRead, req));
   std::string role = req.has_param("role") ? req.get_param_value("role") : "";
-  int index = IntParam(req, "index", 0, -1, 1 << 20);
-  int attempt = IntParam(req, "attempt", 0, 0, 1000);
+  ASSIGN_OR_RETURN(int index, IntParam(req, "index", 0, -1, 1 << 20));
+  ASSIGN_OR_RETURN(int attempt, IntParam(req, "attempt", 0, 0, 1000));
   if (role.empty()) role = JobSpecFromJson(detail["spec"]).roles.front().name;
   return jobs.LogPath(std::string(req.matches[1]), attempt, role, index);
 }
 
 Result<Json> ReadLog(JobManager& jobs, const std::optional<Caller>& caller, const httplib::Request& req) {
   ASSIGN_OR_RETURN(std::string path, TaskLogPath(jobs, caller, req));
-  return ReadLogChunk(path, Int64Param(req, "offset"), IntParam(req, "limit", 1 << 20, 1, 8 << 20));
+  ASSIGN_OR_RETURN(int64_t offset, Int64Param(req, "offset", 0, 0, INT64_MAX));
+  ASSIGN_OR_RETURN(int limit, IntParam(req, "limit", 1 << 20, 1, 8 << 20));
+  return ReadLogChunk(path, offset, limit);
 }
 
 // GET .../logs/raw: the whole log as text/plain (?download=1: as an attachment).
@@ -140,18 +154,22 @@ void InstallApi(httplib::Server& http, ApiContext ctx) {
   http.Get("/api/v1/jobs", RouteJson([&jobs](const httplib::Request& req) -> Result<Json> {
     JobFilter filter;
     filter.state = OptionalParam(req, "state");
+    // job states are named in capitals; running is RUNNING
+    if (filter.state) std::transform(filter.state->begin(), filter.state->end(), filter.state->begin(), ::toupper);
     filter.user = OptionalParam(req, "user");
     filter.name = OptionalParam(req, "name");
     if (filter.state && !Parse<JobState>(*filter.state)) {
       return InvalidArgument("state '" + *filter.state + "' is not a job state; use QUEUED, RUNNING, SUCCEEDED, FAILED or KILLED");
     }
-    filter.limit = IntParam(req, "limit", 50, 1, 1000);
-    filter.offset = IntParam(req, "offset", 0, 0, 1 << 30);
+    ASSIGN_OR_RETURN(filter.limit, IntParam(req, "limit", 50, 1, 1000));
+    ASSIGN_OR_RETURN(filter.offset, IntParam(req, "offset", 0, 0, 1 << 30));
     return jobs.List(filter);
   }));
   http.Get(R"(/api/v1/jobs/([^/]+))", RouteJson([&jobs, caller](const httplib::Request& req) -> Result<Json> {
     std::string id = std::string(req.matches[1]);
-    ASSIGN_OR_RETURN(Json detail, jobs.Get(id, IntParam(req, "wait_version", 0, 0, 1 << 30), IntParam(req, "wait_ms", 0, 0, 60'000)));
+    ASSIGN_OR_RETURN(int wait_version, IntParam(req, "wait_version", 0, 0, 1 << 30));
+    ASSIGN_OR_RETURN(int wait_ms, IntParam(req, "wait_ms", 0, 0, 60'000));
+    ASSIGN_OR_RETURN(Json detail, jobs.Get(id, wait_version, wait_ms));
     RETURN_IF_ERROR(CheckJobAccess(caller(req), JobAction::kRead, id, detail.value("user", "")));
     if (detail.contains("spec")) detail["spec"] = MaskSecrets(std::move(detail["spec"]));
     return detail;
@@ -166,12 +184,15 @@ void InstallApi(httplib::Server& http, ApiContext ctx) {
   });
   http.Get(R"(/api/v1/jobs/([^/]+)/logs/search)", RouteJson([&jobs, caller](const httplib::Request& req) -> Result<Json> {
     ASSIGN_OR_RETURN(std::string path, TaskLogPath(jobs, caller(req), req));
-    return SearchLog(path, req.get_param_value("q"), IntParam(req, "max", 500, 1, 5000));
+    ASSIGN_OR_RETURN(int max_matches, IntParam(req, "max", 500, 1, 5000));
+    return SearchLog(path, req.get_param_value("q"), max_matches);
   }));
   http.Get(R"(/api/v1/jobs/([^/]+)/series)", RouteJson([&jobs, caller](const httplib::Request& req) -> Result<Json> {
     RETURN_IF_ERROR(JobFor(jobs, caller(req), JobAction::kRead, req).status());
-    return jobs.Series(std::string(req.matches[1]), IntParam(req, "attempt", 0, 0, 1000),
-                       SeriesCursor{Int64Param(req, "after_sample"), Int64Param(req, "after_point")});
+    ASSIGN_OR_RETURN(int attempt, IntParam(req, "attempt", 0, 0, 1000));
+    ASSIGN_OR_RETURN(int64_t after_sample, Int64Param(req, "after_sample", 0, 0, INT64_MAX));
+    ASSIGN_OR_RETURN(int64_t after_point, Int64Param(req, "after_point", 0, 0, INT64_MAX));
+    return jobs.Series(std::string(req.matches[1]), attempt, SeriesCursor{after_sample, after_point});
   }));
   http.Post(R"(/api/v1/jobs/([^/]+)/stack)", RouteJson([&jobs, &auth, caller](const httplib::Request& req) -> Result<Json> {
     RETURN_IF_ERROR(JobFor(jobs, caller(req), JobAction::kChange, req).status());

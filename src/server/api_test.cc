@@ -110,6 +110,45 @@ TEST_P(ApiTest, RefusesMalformedBodiesAndUnknownJobsWithClear4xx) {
   EXPECT_EQ(Send("GET", "/api/v1/health")->status, 200) << "the server is still up";
 }
 
+TEST_P(ApiTest, RefusesQueryNumbersThatAreNotWholeNumbersNamingTheParameter) {
+  std::string id = RunningJob();
+  const std::string job = "/api/v1/jobs/" + id;
+  const std::vector<std::string> paths = {"/api/v1/jobs?limit=abc",       "/api/v1/jobs?offset=1.5",
+                                          job + "?wait_ms=soon",          job + "/logs?offset=x",
+                                          job + "/logs?index=%20",        job + "/series?after_sample=-",
+                                          job + "/logs/search?q=a&max=9z"};
+  for (const std::string& path : paths) {
+    auto reply = Send("GET", path);
+    ASSERT_TRUE(reply) << path;
+    EXPECT_EQ(reply->status, 400) << path << ": " << reply->body;
+    std::string name = path.substr(path.rfind(path.find('&') == std::string::npos ? '?' : '&') + 1);
+    name = name.substr(0, name.find('='));
+    EXPECT_NE(ErrorMessage(reply).find("query parameter " + name + "="), std::string::npos) << reply->body;
+  }
+  EXPECT_EQ(Send("GET", "/api/v1/jobs?limit=99999999999999999999")->status, 200) << "too large is clamped";
+  EXPECT_EQ(Send("GET", "/api/v1/jobs?limit=")->status, 200) << "empty is absent";
+}
+
+TEST_P(ApiTest, ListsJobsByStateInAnyCase) {
+  std::string id = RunningJob();
+  for (const char* state : {"running", "Running", "RUNNING"}) {
+    auto reply = Send("GET", std::string("/api/v1/jobs?state=") + state);
+    ASSERT_EQ(reply->status, 200) << state << ": " << reply->body;
+    EXPECT_NE(reply->body.find(id), std::string::npos) << state << ": " << reply->body;
+  }
+}
+
+TEST_P(ApiTest, ServesTheApplicationMastersLogAsRoleAm) {
+  std::string id = RunningJob();
+  std::string dir = manager_->Get(id, 0, 0).value()["attempts"][0]["dir"];
+  ASSERT_TRUE(MakeDirectories(dir).ok()) << dir;
+  ASSERT_TRUE(WriteFileAtomic(dir + "/am.log", "attempt 1: serving containers\n").ok());
+  auto reply = Send("GET", "/api/v1/jobs/" + id + "/logs?role=am");
+  ASSERT_EQ(reply->status, 200) << reply->body;
+  EXPECT_EQ(Json::parse(reply->body)["text"], "attempt 1: serving containers\n");
+  EXPECT_NE(ErrorMessage(Send("GET", "/api/v1/jobs/" + id + "/logs?role=ghost")).find("--role am"), std::string::npos);
+}
+
 TEST_P(ApiTest, RefusesBodiesNestedTooDeepAndStaysUp) {
   auto nested = [](int depth) { return std::string(depth, '[') + std::string(depth, ']'); };
   // A million levels: each of these overflowed the stack of the thread handling it (the

@@ -173,6 +173,11 @@ test('the web UI follows, saves and kills a real job, showing job output as text
   await page.reload();
   await waitFor(async () => (await rows.count()) === 2, 'the containers after the end');
   await waitFor(async () => (await log.textContent()).includes(XSS_LOG), 'the log after the end');
+  await new Promise((resolve) => setTimeout(resolve, 1500));  // time for any second copy to arrive
+  assert.equal((await log.textContent()).split(XSS_IMG).length - 1, 1, 'the ended job\'s log is shown once');
+  // The attempt's application master has a log tab of its own.
+  await page.locator('#log-tabs button[data-task="am-0"]').click();
+  await waitFor(async () => /serving containers at/.test(await log.textContent()), 'the application master\'s log');
   await page.locator('#saved-models li[data-model]').first().waitFor();
   await page.locator('figure[data-chart="metric:loss"]').waitFor();
 

@@ -212,6 +212,23 @@ roles:
     assert followed.splitlines() == ["line 1", "line 2", "line 3"]
 
 
+def test_logs_follow_goes_on_into_the_retry(shoal, tmp_path):
+    shoal.start_server()
+    spec = write_spec(tmp_path, """
+name: retried
+max_attempts: 2
+roles:
+  worker: {cpus: 0.5, memory: 64M, command: 'sleep 1; echo "attempt $SHOAL_ATTEMPT"; [ "$SHOAL_ATTEMPT" -ge 2 ]'}
+""")
+    job_id = shoal.submit(spec)
+    followed = shoal.run("logs", job_id, "-f", check=0, timeout=60)
+    assert followed.stdout.splitlines() == ["attempt 1", "attempt 2"], followed
+    assert "attempt 2 started" in followed.stderr
+    # the AM's log of each attempt
+    for attempt in (1, 2):
+        assert f"attempt {attempt} of {job_id}" in shoal.logs(job_id, role="am", attempt=attempt)
+
+
 def test_a_server_beyond_loopback_needs_its_token_and_the_cli_and_ams_use_it(shoal, tmp_path):
     import urllib.error
     import urllib.request

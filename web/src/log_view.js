@@ -1,6 +1,7 @@
-// The logs of a job's tasks: one tab per task; the chosen task's log is followed live
-// (GET .../logs with offsets, every second), can be downloaded whole (.../logs/raw) and
-// searched on the server (.../logs/search). Log text is only ever set as text.
+// The logs of a job's tasks: one tab per task and one for the attempt's application
+// master (role "am"); the chosen log is followed live (GET .../logs with offsets, every
+// second, one fetch at a time), can be downloaded whole (.../logs/raw) and searched on the
+// server (.../logs/search). Log text is only ever set as text.
 import { api, download } from './api.js';
 import { el, replace } from './dom.js';
 
@@ -13,6 +14,7 @@ export class LogView {
     this.tasks = [];
     this.current = null;  // {role, index}
     this.offset = 0;
+    this.pending = Promise.resolve();  // the fetch in flight; the next one waits for it
     this.timer = null;
     this.stopped = false;
     this.tabs = el('div', { class: 'tabs', role: 'tablist', id: 'log-tabs' });
@@ -36,9 +38,10 @@ export class LogView {
     this.tasks = tasks.map((t) => ({ role: t.role, index: t.index }));
     if (!changed) return;
     this.attempt = attempt;
-    replace(this.tabs, this.tasks.map((t) => el('button', {
+    const am = attempt ? [{ role: 'am', index: 0, label: 'application master' }] : [];
+    replace(this.tabs, [...this.tasks, ...am].map((t) => el('button', {
       type: 'button', role: 'tab', 'data-task': key(t), onclick: () => this.show(t.role, t.index),
-    }, `${t.role}[${t.index}]`)));
+    }, t.label || `${t.role}[${t.index}]`)));
     if (this.tasks.length) this.show(this.tasks[0].role, this.tasks[0].index);
   }
 
@@ -51,18 +54,27 @@ export class LogView {
     this.poll();
   }
 
-  async fetchMore() {
-    if (!this.current) return;
-    const shown = this.current;
-    const chunk = await api(`${this.base('logs')}&offset=${this.offset}`);
-    if (shown !== this.current) return;
-    this.offset = chunk.next_offset;
-    if (!chunk.text) return;
-    const follow = this.text.scrollTop + this.text.clientHeight >= this.text.scrollHeight - 20;
-    this.text.append(document.createTextNode(chunk.text));
-    if (this.text.textContent.length > KEEP_CHARS) this.text.textContent = this.text.textContent.slice(-KEEP_CHARS);
-    if (follow) this.text.scrollTop = this.text.scrollHeight;
-    if (chunk.next_offset < chunk.size) await this.fetchMore();
+  // One fetch at a time: two from the same offset would both append (an ended job's page
+  // asks once when it opens the first tab and once when it sees the end).
+  fetchMore() {
+    const next = () => this.fetchToEnd();
+    this.pending = this.pending.then(next, next);
+    return this.pending;
+  }
+
+  async fetchToEnd() {
+    while (this.current) {
+      const shown = this.current;
+      const chunk = await api(`${this.base('logs')}&offset=${this.offset}`);
+      if (shown !== this.current) return;
+      this.offset = chunk.next_offset;
+      if (!chunk.text) return;
+      const follow = this.text.scrollTop + this.text.clientHeight >= this.text.scrollHeight - 20;
+      this.text.append(document.createTextNode(chunk.text));
+      if (this.text.textContent.length > KEEP_CHARS) this.text.textContent = this.text.textContent.slice(-KEEP_CHARS);
+      if (follow) this.text.scrollTop = this.text.scrollHeight;
+      if (chunk.next_offset >= chunk.size) return;
+    }
   }
 
   async poll() {
