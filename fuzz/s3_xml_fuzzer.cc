@@ -16,6 +16,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     if (page->truncated && page->next_token.empty()) std::abort();
   }
+  auto uploads = shoal::storage::ParseListMultipartUploads(xml);
+  if (uploads.ok()) {
+    for (const auto& [key, id] : uploads->uploads) {
+      if (key.empty() || id.empty()) std::abort();
+    }
+    if (uploads->truncated && uploads->next_key_marker.empty()) std::abort();
+  }
   (void)shoal::storage::ParseUploadId(xml);
   (void)shoal::storage::ParseS3Error(xml);
   return 0;

@@ -75,13 +75,18 @@ void AddSaveModelCommand(CLI::App& app, ClientContext& ctx) {
   cmd->callback([&ctx, id, no_wait] {
     WithServer(ctx, [&](const HttpJsonClient& server) -> Status {
       std::string job = UrlEncode(*id);
-      ASSIGN_OR_RETURN(Json reply, server.Post("/api/v1/jobs/" + job + "/save-model", Json::object()));
-      ASSIGN_OR_RETURN(protocol::SavedModelView entry, protocol::DecodeSavedModelView(reply, "save"));
-      const std::string& name = entry.name;
-      if (*no_wait) {
-        std::printf("save %s requested\n", name.c_str());
-        return Status::Ok();
+      Result<Json> reply = server.Post("/api/v1/jobs/" + job + "/save-model", Json::object());
+      // Refused (409: the job has no outputs, or does not run): nothing was started.
+      if (!reply.ok() && reply.status().code() == StatusCode::kFailedPrecondition) {
+        return InvalidArgument(reply.status().message());
       }
+      if (!reply.ok()) return reply.status();
+      ASSIGN_OR_RETURN(protocol::SavedModelView entry, protocol::DecodeSavedModelView(*reply, "save"));
+      const std::string& name = entry.name;
+      std::printf("save %s requested; it commits to:\n", name.c_str());
+      for (const std::string& target : entry.targets) std::printf("  %s\n", target.c_str());
+      std::fflush(stdout);
+      if (*no_wait) return Status::Ok();
       for (int i = 0; i < 600; ++i) {
         ASSIGN_OR_RETURN(protocol::JobDetail detail, FetchJob(server, *id));
         for (const protocol::SavedModelView& saved : detail.saved_models) {

@@ -1,5 +1,7 @@
 #include "data/data_plan.h"
 
+#include <algorithm>
+
 #include "data/split.h"
 #include "storage/glob.h"
 #include "storage/storage.h"
@@ -47,16 +49,19 @@ Result<DataPlan> DataPlan::Make(const JobSpec& spec) {
            {"shards", ShardsToJson(shares[static_cast<size_t>(t)])}});
     }
   }
+  // Every task gets every output's folder; the tasks that do not commit it (those `from`
+  // does not pick, and service roles) get it as scratch space.
+  std::vector<std::pair<std::string, int>> committers = TasksOf(spec, {});
   for (const OutputSpec& output : spec.outputs) {
-    for (const auto& task : TasksOf(spec, {})) {
+    std::string root = output.uri;
+    while (root.size() > 1 && root.back() == '/') root.pop_back();
+    for (const auto& [task, entries] : plan.outputs_) {
       std::string name = task.first + "[" + std::to_string(task.second) + "]";
-      if (!output.from.empty() && output.from != name) continue;
+      bool commits = output.from.empty() ? std::find(committers.begin(), committers.end(), task) != committers.end()
+                                         : output.from == name;
       std::string suffix = output.from.empty() ? "/" + task.first + "-" + std::to_string(task.second) : "";
-      std::string root = output.uri;
-      while (root.size() > 1 && root.back() == '/') root.pop_back();
-      plan.outputs_[task].push_back(
-          {{"name", output.name}, {"path", output.path}, {"root", root}, {"suffix", suffix},
-           {"on_failure", output.on_failure}});
+      plan.outputs_[task].push_back({{"name", output.name}, {"path", output.path}, {"root", root},
+                                     {"suffix", suffix}, {"on_failure", output.on_failure}, {"commit", commits}});
     }
   }
   return plan;
@@ -75,9 +80,23 @@ Json DataPlan::OutputsFor(const std::string& role, int index) const {
 std::vector<std::pair<std::string, int>> DataPlan::OutputTasks() const {
   std::vector<std::pair<std::string, int>> out;
   for (const auto& [task, outputs] : outputs_) {
-    if (!outputs.empty()) out.push_back(task);
+    if (std::any_of(outputs.begin(), outputs.end(), [](const Json& o) { return o.value("commit", true); })) {
+      out.push_back(task);
+    }
   }
   return out;
+}
+
+std::string SavedModelRoot(const std::string& output_uri, const std::string& name) {
+  std::string root = output_uri;
+  while (root.size() > 1 && root.back() == '/') root.pop_back();
+  return root + "/saved-" + name;
+}
+
+std::vector<std::string> SavedModelFolders(const JobSpec& spec, const std::string& name) {
+  std::vector<std::string> folders;
+  for (const OutputSpec& output : spec.outputs) folders.push_back(SavedModelRoot(output.uri, name) + "/");
+  return folders;
 }
 
 Status ValidateData(const JobSpec& spec) {

@@ -8,9 +8,12 @@
 //    for stream (split.h). An input that matches nothing is an error naming it.
 //  - InputsFor / OutputsFor return the JSON the container's TaskData (task_data.h) takes:
 //      inputs:  [{name, mode, path, epochs, shuffle, base, shards: [{uri, offset, length, file_size}]}]
-//      outputs: [{name, path, root, suffix, on_failure}]; the task commits to root + suffix
-//               (suffix "/<role>-<index>", or "" for the task named by `from`), and a saved
-//               model to root + "/saved-<name>" + suffix.
+//      outputs: [{name, path, root, suffix, on_failure, commit}]; every task gets every
+//               output (its folder and SHOAL_OUTPUT_<NAME>_DIR); a task with commit
+//               commits to root + suffix (suffix "/<role>-<index>", or "" for the task
+//               named by `from`), and a saved model to SavedModelRoot(root, name) + suffix.
+//               commit is false for the tasks `from` does not pick and for service
+//               roles: their folder is scratch space, never uploaded.
 //  - ValidateData is what the CLI runs before submitting: every input matches something,
 //    every scheme is known, every bucket exists (inputs and outputs). Errors are the
 //    user's to fix (kInvalidArgument, kNotFound, kFailedPrecondition for credentials).
@@ -20,6 +23,7 @@
 #include <map>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "common/json.h"
 #include "spec/job_spec.h"
@@ -38,6 +42,12 @@ class DataPlan {
   std::map<std::pair<std::string, int>, Json> inputs_;
   std::map<std::pair<std::string, int>, Json> outputs_;
 };
+
+// "<output uri>/saved-<name>": the folder a saved model of that output goes to.
+std::string SavedModelRoot(const std::string& output_uri, const std::string& name);
+// Every output's saved-model folder for a save named `name`, in spec order, with a
+// trailing "/" (what `shoal save-model` prints).
+std::vector<std::string> SavedModelFolders(const JobSpec& spec, const std::string& name);
 
 Status ValidateData(const JobSpec& spec);
 

@@ -36,8 +36,28 @@ TEST(DataPlanTest, SplitsInputsAcrossNonServiceTasksAndNamesOutputFolders) {
   EXPECT_EQ(outputs[0]["root"], "mem://plan/out");
   EXPECT_EQ(outputs[0]["suffix"], "/worker-1");
   EXPECT_EQ(outputs[1]["suffix"], "") << "from: the picked task commits to the URI itself";
-  EXPECT_EQ(plan->OutputsFor("worker", 0).size(), 1u);
+  EXPECT_EQ(outputs[0]["commit"], true);
+  EXPECT_EQ(outputs[1]["commit"], true);
   EXPECT_EQ(plan->OutputTasks().size(), 2u);
+}
+
+TEST(DataPlanTest, EveryTaskGetsEveryOutputFolderAndOnlyThePickedOnesCommit) {
+  JobSpec spec = TwoWorkersAndAPs();
+  spec.outputs.push_back({.name = "model", .path = "model", .uri = "mem://plan/out/"});
+  spec.outputs.push_back({.name = "best", .path = "best", .uri = "mem://plan/best", .from = "worker[1]"});
+  auto plan = DataPlan::Make(spec);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  for (const auto& [role, index] : std::vector<std::pair<std::string, int>>{{"ps", 0}, {"worker", 0}, {"worker", 1}}) {
+    Json outputs = plan->OutputsFor(role, index);
+    ASSERT_EQ(outputs.size(), 2u) << role << index << ": a folder for each output, so its variable is set";
+    EXPECT_EQ(outputs[0]["name"], "model");
+    EXPECT_EQ(outputs[1]["name"], "best");
+    EXPECT_EQ(outputs[0]["commit"], role == "worker") << "a service role's folder is scratch";
+    EXPECT_EQ(outputs[1]["commit"], role == "worker" && index == 1) << "only the task `from` picks commits";
+  }
+  EXPECT_EQ(plan->OutputTasks(), (std::vector<std::pair<std::string, int>>{{"worker", 0}, {"worker", 1}}));
+  EXPECT_EQ(SavedModelFolders(spec, "20260101-000000"),
+            (std::vector<std::string>{"mem://plan/out/saved-20260101-000000/", "mem://plan/best/saved-20260101-000000/"}));
 }
 
 TEST(DataPlanTest, ValidationNamesTheInputAndTheProblem) {

@@ -2,10 +2,41 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <regex>
+#include <set>
 
 #include "storage/parallel.h"
 
 namespace shoal::data {
+namespace {
+
+// Whether an object of the destination, named relative to it, is not the commit's to
+// replace: the scratch folder and the saved models' folders.
+bool KeptBeside(const std::string& rel) {
+  if (rel.starts_with(std::string(kTemporaryFolder) + "/")) return true;
+  size_t slash = rel.find('/');
+  return slash != std::string::npos && IsSavedModelFolder(rel.substr(0, slash));
+}
+
+// Deletes every object of dest that is neither one of `files`, nor kept beside them.
+Status RemoveStale(storage::Storage& store, const std::string& dest, const std::set<std::string>& files,
+                   int parallelism) {
+  std::string folder = dest.ends_with('/') ? dest : dest + "/";
+  ASSIGN_OR_RETURN(std::vector<storage::ObjectInfo> listed, store.List(folder));
+  std::vector<std::string> stale;
+  for (const storage::ObjectInfo& object : listed) {
+    if (!object.uri.starts_with(folder)) continue;
+    std::string rel = object.uri.substr(folder.size());
+    if (rel.empty() || rel == kSuccessMarker || files.count(rel) || KeptBeside(rel)) continue;
+    stale.push_back(object.uri);
+  }
+  return storage::RunParallel(static_cast<int>(stale.size()), parallelism, [&](int i) {
+    const std::string& uri = stale[static_cast<size_t>(i)];
+    return store.Delete(uri).WithContext("removing " + uri + ", left by an earlier commit");
+  });
+}
+
+}  // namespace
 
 Result<std::vector<std::string>> LocalFiles(const std::string& folder) {
   namespace fs = std::filesystem;
@@ -20,39 +51,56 @@ Result<std::vector<std::string>> LocalFiles(const std::string& folder) {
   return out;
 }
 
+bool IsSavedModelFolder(const std::string& name) {
+  static const std::regex pattern(R"(saved-\d{8}-\d{6}(-\d+)?)");
+  return std::regex_match(name, pattern);
+}
+
 Status CommitFolder(const std::string& local_folder, const std::string& dest_uri, const std::string& tag,
-                    int parallelism, const std::atomic<bool>* cancel) {
+                    const CommitOptions& options) {
   ASSIGN_OR_RETURN(std::shared_ptr<storage::Storage> store, storage::OpenStorage(dest_uri));
   ASSIGN_OR_RETURN(std::vector<std::string> files, LocalFiles(local_folder));
   const std::string marker = storage::JoinUri(dest_uri, kSuccessMarker);
-  const std::string temp = storage::JoinUri(dest_uri, std::string(kTemporaryFolder) + "/" + tag);
+  const std::string scratch = storage::JoinUri(dest_uri, kTemporaryFolder);
+  const std::string temp = storage::JoinUri(scratch, tag);
   RETURN_IF_ERROR(store->Delete(marker));
-  auto each = [&](const std::function<Status(const std::string&)>& step) {
-    return storage::RunParallel(static_cast<int>(files.size()), parallelism,
-                                [&](int i) { return step(files[static_cast<size_t>(i)]); });
-  };
-  auto cancelled = [&] { return cancel && cancel->load(); };
-  Status status = each([&](const std::string& rel) {
-    if (cancelled()) return Aborted("the task is being stopped");
-    return store->PutFromFile(local_folder + "/" + rel, storage::JoinUri(temp, rel))
-        .WithContext("uploading " + local_folder + "/" + rel);
-  });
-  if (status.ok()) {
-    status = each([&](const std::string& rel) {
+  auto cancelled = [&] { return options.cancel && options.cancel->load(); };
+  auto each = [&](const std::vector<std::string>& items, const std::function<Status(const std::string&)>& step) {
+    return storage::RunParallel(static_cast<int>(items.size()), options.parallelism, [&](int i) {
       if (cancelled()) return Aborted("the task is being stopped");
-      return store->Copy(storage::JoinUri(temp, rel), storage::JoinUri(dest_uri, rel))
-          .WithContext("committing " + rel);
+      return step(items[static_cast<size_t>(i)]);
+    });
+  };
+  std::vector<char> present(files.size(), 0);
+  Status status = storage::RunParallel(static_cast<int>(files.size()), options.parallelism, [&](int i) -> Status {
+    if (cancelled()) return Aborted("the task is being stopped");
+    const std::string& rel = files[static_cast<size_t>(i)];
+    Result<bool> uploaded = UploadSettled(*store, local_folder + "/" + rel, storage::JoinUri(temp, rel), options.settle);
+    if (!uploaded.ok()) return uploaded.status().WithContext("uploading " + local_folder + "/" + rel);
+    present[static_cast<size_t>(i)] = *uploaded;
+    return Status::Ok();
+  });
+  std::vector<std::string> committed;
+  for (size_t i = 0; i < files.size(); ++i) {
+    if (present[i]) committed.push_back(files[i]);
+  }
+  if (status.ok()) {
+    status = each(committed, [&](const std::string& rel) {
+      return store->Copy(storage::JoinUri(temp, rel), storage::JoinUri(dest_uri, rel)).WithContext("committing " + rel);
     });
   }
+  if (status.ok() && !cancelled()) {
+    status = RemoveStale(*store, dest_uri, {committed.begin(), committed.end()}, options.parallelism);
+  }
   std::string listing;
-  for (const auto& rel : files) listing += rel + "\n";
+  for (const auto& rel : committed) listing += rel + "\n";
   if (status.ok() && cancelled()) status = Aborted("the task is being stopped");
   if (status.ok()) status = store->PutString(marker, listing);
-  if (!status.ok() && cancelled()) return status.WithContext("output " + dest_uri + " not committed");
-  // The temporary copies go whatever happened (a killed task leaves them, never _SUCCESS).
-  Status cleanup = each([&](const std::string& rel) { return store->Delete(storage::JoinUri(temp, rel)); });
-  if (!status.ok()) return status.WithContext("output " + dest_uri + " not committed");
-  return cleanup;
+  if (!status.ok()) {
+    (void)store->DeletePrefix(temp);  // best effort: the next commit into dest sweeps what stays
+    return status.WithContext("output " + dest_uri + " not committed");
+  }
+  return store->DeletePrefix(scratch).WithContext("output " + dest_uri + " committed, but its temporary copies stay");
 }
 
 }  // namespace shoal::data

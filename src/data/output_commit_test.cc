@@ -3,8 +3,15 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include <filesystem>
+#include <fcntl.h>
+#include <sys/stat.h>
 
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "common/clock.h"
 #include "common/files.h"
 #include "storage/mem/mem_storage.h"
 
@@ -41,7 +48,7 @@ TEST(OutputCommitTest, AKilledUploadLeavesNoMarker) {
   ASSERT_TRUE(mem.PutString("mem://killed/out/a", "old").ok());
   // The marker's delete and the first upload pass, then the storage "dies".
   mem.FailNext(100, Unavailable("connection reset"), 2);
-  Status s = CommitFolder(dir, "mem://killed/out", "t", 1);
+  Status s = CommitFolder(dir, "mem://killed/out", "t", {.parallelism = 1});
   mem.FailNext(0, Status::Ok());
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.message().find("connection reset"), std::string::npos);
@@ -49,6 +56,164 @@ TEST(OutputCommitTest, AKilledUploadLeavesNoMarker) {
   EXPECT_EQ(mem.Stat("mem://killed/out/_SUCCESS").status().code(), StatusCode::kNotFound);
   EXPECT_EQ(mem.ReadRange("mem://killed/out/a", 0, 10).value(), "old") << "nothing committed outside _temporary";
   std::filesystem::remove_all(dir);
+}
+
+// A local output folder for one test, removed at its end.
+class OutputFolder {
+ public:
+  explicit OutputFolder(const std::string& name)
+      : path_(std::filesystem::temp_directory_path() / ("shoal-" + name + "-" + std::to_string(::getpid()))) {
+    std::filesystem::remove_all(path_);
+    EXPECT_TRUE(MakeDirectories(path_).ok());
+  }
+  ~OutputFolder() { std::filesystem::remove_all(path_); }
+  const std::string& path() const { return path_; }
+  void Write(const std::string& rel, const std::string& text) const {
+    ASSERT_TRUE(WriteFileAtomic(path_ + "/" + rel, text).ok());
+  }
+
+ private:
+  std::string path_;
+};
+
+std::vector<std::string> KeysUnder(const std::string& prefix) {
+  std::vector<std::string> keys;
+  for (const auto& k : storage::MemStorage::Shared().Keys()) {
+    if (k.starts_with(prefix)) keys.push_back(k);
+  }
+  return keys;
+}
+
+TEST(OutputCommitTest, ACommitReplacesWhatAnEarlierAttemptLeftInItsDestination) {
+  auto& mem = storage::MemStorage::Shared();
+  mem.CreateBucket("retry");
+  // Attempt 1 committed stale.txt and an old model; a saved model sits in the URI (from:),
+  // and worker-10's folder shares the prefix "worker-1".
+  for (const char* key : {"out/worker-1/stale.txt", "out/worker-1/model.bin", "out/worker-1/_SUCCESS",
+                          "out/worker-1/sub/old.bin", "out/worker-1/saved-20260101-000000/model.bin",
+                          "out/worker-10/model.bin"}) {
+    ASSERT_TRUE(mem.PutString(std::string("mem://retry/") + key, "attempt 1").ok());
+  }
+  OutputFolder local("commit-retry");
+  local.Write("model.bin", "attempt 2");
+  ASSERT_TRUE(CommitFolder(local.path(), "mem://retry/out/worker-1", "worker-1").ok());
+  EXPECT_EQ(KeysUnder("retry/"), (std::vector<std::string>{"retry/out/worker-1/_SUCCESS", "retry/out/worker-1/model.bin",
+                                                           "retry/out/worker-1/saved-20260101-000000/model.bin",
+                                                           "retry/out/worker-10/model.bin"}));
+  EXPECT_EQ(mem.ReadRange("mem://retry/out/worker-1/model.bin", 0, 100).value(), "attempt 2");
+  EXPECT_EQ(mem.ReadRange("mem://retry/out/worker-1/_SUCCESS", 0, 100).value(), "model.bin\n");
+}
+
+TEST(OutputCommitTest, ACommitIntoAFolderReplacesAnEarlierAttemptsFiles) {
+  OutputFolder dest("commit-dest");
+  ASSERT_TRUE(MakeDirectories(dest.path() + "/worker-0/_temporary/worker-0").ok());
+  ASSERT_TRUE(WriteFileAtomic(dest.path() + "/worker-0/stale.txt", "attempt 1").ok());
+  ASSERT_TRUE(WriteFileAtomic(dest.path() + "/worker-0/_temporary/worker-0/big.bin.part", "killed").ok());
+  OutputFolder local("commit-src");
+  local.Write("model.bin", "attempt 2");
+  ASSERT_TRUE(CommitFolder(local.path(), dest.path() + "/worker-0", "worker-0").ok());
+  std::vector<std::string> left;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(dest.path())) {
+    if (entry.is_regular_file()) left.push_back(std::filesystem::relative(entry.path(), dest.path()).string());
+  }
+  std::sort(left.begin(), left.end());
+  EXPECT_EQ(left, (std::vector<std::string>{"worker-0/_SUCCESS", "worker-0/model.bin"}));
+  EXPECT_FALSE(std::filesystem::exists(dest.path() + "/worker-0/_temporary")) << "the scratch folder goes";
+}
+
+TEST(OutputCommitTest, ACommitSweepsTheTemporaryCopiesAndUploadsOfAKilledAttempt) {
+  auto& mem = storage::MemStorage::Shared();
+  mem.CreateBucket("sweep");
+  // What a task killed -9 mid-upload left: whole temporary objects and an unfinished
+  // multipart upload.
+  ASSERT_TRUE(mem.PutString("mem://sweep/out/_temporary/worker-0/shard-1.bin", std::string(64, 'x')).ok());
+  ASSERT_TRUE(mem.PutString("mem://sweep/out/_temporary/worker-0-20260101-000000/m.bin", "x").ok());
+  mem.StartUpload("mem://sweep/out/_temporary/worker-0/shard-2.bin");
+  mem.StartUpload("mem://sweep/other/_temporary/worker-0/keep.bin");
+  OutputFolder local("commit-sweep");
+  local.Write("model.bin", "m");
+  ASSERT_TRUE(CommitFolder(local.path(), "mem://sweep/out", "worker-0").ok());
+  EXPECT_EQ(KeysUnder("sweep/"), (std::vector<std::string>{"sweep/out/_SUCCESS", "sweep/out/model.bin"}));
+  EXPECT_EQ(mem.Uploads(), std::vector<std::string>{"sweep/other/_temporary/worker-0/keep.bin"})
+      << "only the destination's unfinished uploads are aborted";
+}
+
+TEST(OutputCommitTest, AStoppedCommitRemovesItsTemporaryCopies) {
+  auto& mem = storage::MemStorage::Shared();
+  mem.CreateBucket("stopped");
+  OutputFolder local("commit-stopped");
+  for (int i = 0; i < 4; ++i) local.Write("shard-" + std::to_string(i), std::string(1000, 'x'));
+  std::atomic<bool> cancel{false};
+  mem.OnUpload([&](const std::string&) { cancel = true; });  // the job is killed during the first upload
+  Status s = CommitFolder(local.path(), "mem://stopped/out", "worker-0", {.parallelism = 1, .cancel = &cancel});
+  mem.OnUpload(nullptr);
+  EXPECT_EQ(s.code(), StatusCode::kAborted) << s.ToString();
+  EXPECT_TRUE(KeysUnder("stopped/").empty()) << "no _temporary objects stay behind, and no _SUCCESS";
+}
+
+TEST(OutputCommitTest, AFileRewrittenWhileItIsCopiedIsCopiedAgain) {
+  auto& mem = storage::MemStorage::Shared();
+  mem.CreateBucket("torn");
+  OutputFolder local("commit-torn");
+  local.Write("model.txt", "begin 7\n");  // the program is half way through writing it
+  int uploads = 0;
+  mem.OnUpload([&](const std::string& uri) {
+    if (uri.ends_with("model.txt") && ++uploads == 1) {
+      std::ofstream(local.path() + "/model.txt", std::ios::app) << "weights 7\nend 7\n";
+    }
+  });
+  Status s = CommitFolder(local.path(), "mem://torn/saved", "worker-0", {.settle = {.live = true}});
+  mem.OnUpload(nullptr);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(mem.ReadRange("mem://torn/saved/model.txt", 0, 100).value(), "begin 7\nweights 7\nend 7\n");
+  EXPECT_EQ(uploads, 2);
+}
+
+TEST(OutputCommitTest, AnEmptyFileBeingWrittenIsCopiedOnceItHasItsContents) {
+  auto& mem = storage::MemStorage::Shared();
+  mem.CreateBucket("empty");
+  OutputFolder local("commit-empty");
+  local.Write("model.txt", "");  // truncated: the program writes it in a moment
+  std::thread writer([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    std::ofstream(local.path() + "/model.txt") << "weights\n";
+  });
+  Status s = CommitFolder(local.path(), "mem://empty/saved", "worker-0", {.settle = {.live = true}});
+  writer.join();
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(mem.ReadRange("mem://empty/saved/model.txt", 0, 100).value(), "weights\n") << "not the 0-byte file";
+}
+
+TEST(OutputCommitTest, AnEmptyFileLeftAloneIsCommittedEmpty) {
+  auto& mem = storage::MemStorage::Shared();
+  mem.CreateBucket("quiet");
+  OutputFolder local("commit-quiet");
+  local.Write("empty.txt", "");
+  struct timespec old[2] = {{::time(nullptr) - 10, 0}, {::time(nullptr) - 10, 0}};
+  ASSERT_EQ(::utimensat(AT_FDCWD, (local.path() + "/empty.txt").c_str(), old, 0), 0);
+  ASSERT_TRUE(CommitFolder(local.path(), "mem://quiet/saved", "worker-0", {.settle = {.live = true}}).ok());
+  EXPECT_EQ(mem.Stat("mem://quiet/saved/empty.txt").value().size, 0);
+}
+
+TEST(OutputCommitTest, AFileThatNeverSettlesFailsTheSaveNamingIt) {
+  auto& mem = storage::MemStorage::Shared();
+  mem.CreateBucket("busy");
+  OutputFolder local("commit-busy");
+  local.Write("log.txt", "0\n");
+  local.Write("model.txt", "m\n");
+  int writes = 0;
+  mem.OnUpload([&](const std::string& uri) {
+    if (uri.ends_with("log.txt")) std::ofstream(local.path() + "/log.txt", std::ios::app) << ++writes << "\n";
+  });
+  FakeClock clock;
+  Status s = CommitFolder(local.path(), "mem://busy/saved", "worker-0",
+                          {.parallelism = 1, .settle = {.live = true, .max_tries = 4, .clock = &clock}});
+  mem.OnUpload(nullptr);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find(local.path() + "/log.txt kept changing"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("rename it into place"), std::string::npos) << s.message();
+  EXPECT_EQ(writes, 4) << "copied up to the bound";
+  EXPECT_TRUE(KeysUnder("busy/").empty()) << "no _SUCCESS over a torn file, and no temporary copies";
 }
 
 }  // namespace

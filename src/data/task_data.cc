@@ -13,6 +13,7 @@
 #include "data/line_stream.h"
 #include "data/output_commit.h"
 #include "data/split.h"
+#include "data/data_plan.h"
 #include "storage/parallel.h"
 #include "storage/storage.h"
 
@@ -66,6 +67,12 @@ TaskData::~TaskData() {
     std::lock_guard lock(mu_);
     savers.swap(savers_);
   }
+bool TaskData::Commits(const Json& output) { return output.value("commit", true); }
+
+bool TaskData::has_outputs() const {
+  return std::any_of(outputs_.begin(), outputs_.end(), [](const Json& o) { return Commits(o); });
+}
+
   for (auto& t : savers) t.join();
   if (stdin_read_ >= 0) ::close(stdin_read_);
 }
@@ -159,9 +166,9 @@ void TaskData::Finish() {
 
 Status TaskData::CommitOutputs(bool succeeded, const std::atomic<bool>* cancel) {
   for (const Json& output : outputs_) {
-    if (!succeeded && !output.value("on_failure", false)) continue;
+    if (!Commits(output) || (!succeeded && !output.value("on_failure", false))) continue;
     std::string dest = output.value("root", "") + output.value("suffix", "");
-    RETURN_IF_ERROR(CommitFolder(LocalFolder(output), dest, task_name_, 4, cancel));
+    RETURN_IF_ERROR(CommitFolder(LocalFolder(output), dest, task_name_, {.cancel = cancel}));
   }
   return Status::Ok();
 }
@@ -173,9 +180,12 @@ void TaskData::RequestSave(const std::string& name) {
     Status status;
     std::string uri;
     for (const Json& output : outputs_) {
-      std::string root = output.value("root", "") + "/saved-" + name;
+      if (!Commits(output)) continue;
+      std::string root = SavedModelRoot(output.value("root", ""), name);
       uri = root;
-      status = CommitFolder(LocalFolder(output), root + output.value("suffix", ""), task_name_ + "-" + name);
+      // The program runs on: a file it is rewriting is copied again until it settles.
+      status = CommitFolder(LocalFolder(output), root + output.value("suffix", ""), task_name_ + "-" + name,
+                            {.settle = {.live = true}});
       if (!status.ok()) break;
     }
     std::lock_guard lock(mu_);

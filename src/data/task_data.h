@@ -8,16 +8,20 @@
 //    fetched in parallel (SHOAL_INPUT_<NAME>_DIR names the folder); placeholder inputs
 //    set SHOAL_INPUT_<NAME> (the URIs, comma-separated; left out when over 32 KiB) and
 //    SHOAL_INPUT_<NAME>_FILE (a file with one URI a line). SHOAL_OUTPUT_<NAME>_DIR names
-//    each output's local folder (created). The first failure is returned, naming the
-//    object; a full disk is kResourceExhausted.
+//    each output's local folder (created), also in a task that does not commit that
+//    output (`commit: false`: `from` picks another task, or a service role): there it is
+//    scratch space, never uploaded. The first failure is returned, naming the object; a
+//    full disk is kResourceExhausted.
 //  - With stream inputs, stdin_fd() is the pipe's read end for the program (else -1);
 //    StartFeeding() after the program started closes it here and feeds every stream
 //    input, one after the other, on a thread of its own; Finish() stops and joins it.
-//  - CommitOutputs(succeeded) commits every output (data/output_commit.h) when the task
-//    succeeded, or when it failed and the output says on_failure.
-//  - RequestSave(name) commits the outputs' current contents to <root>/saved-<name><suffix>
-//    on a thread of its own (once per name); SaveReports() lists the finished ones (state saved
-//    or failed).
+//  - CommitOutputs(succeeded) commits every output the task commits (data/output_commit.h)
+//    when the task succeeded, or when it failed and the output says on_failure.
+//  - RequestSave(name) commits those outputs' current contents to
+//    <root>/saved-<name><suffix> on a thread of its own (once per name), copying again a
+//    file the program rewrites meanwhile (data/settled_upload.h); SaveReports() lists
+//    the finished ones (state saved or failed).
+//  - has_outputs(): whether the task commits any output.
 // Thread-safety: RequestSave and SaveReports from any thread; the rest from one.
 #pragma once
 
@@ -48,10 +52,11 @@ class TaskData {
   Status CommitOutputs(bool succeeded, const std::atomic<bool>* cancel = nullptr);
   void RequestSave(const std::string& name);
   std::vector<protocol::SavedModelUpdate> SaveReports();
-  bool has_outputs() const { return !outputs_.empty(); }
+  bool has_outputs() const;
 
  private:
   std::string LocalFolder(const Json& entry) const;
+  static bool Commits(const Json& output);
 
   Json inputs_;
   Json outputs_;

@@ -59,6 +59,7 @@ Json EncodeAll(const std::vector<T>& items) {
 Json Encode(const SavedModelView& v) {
   Json out{{"name", v.name}, {"requested_ms", v.requested_ms}, {"state", Name(v.state)}};
   if (!v.uri.empty()) out["uri"] = v.uri;
+  if (!v.targets.empty()) out["targets"] = v.targets;
   if (!v.message.empty()) out["message"] = v.message;
   if (v.updated_ms > 0) out["updated_ms"] = v.updated_ms;
   if (v.attempt > 0) out["attempt"] = v.attempt;
@@ -72,6 +73,7 @@ Result<SavedModelView> DecodeSavedModelView(const Json& json, const std::string&
   v.requested_ms = r.Int64("requested_ms", 0);
   v.state = r.Enum("state", SaveState::kRequested, Parse<SaveState>, NameList<SaveState>());
   v.uri = r.String("uri");
+  v.targets = r.StringList("targets");
   v.message = r.String("message");
   v.updated_ms = r.Int64("updated_ms", 0);
   v.attempt = r.Int("attempt", 0, 0);

@@ -33,6 +33,7 @@ struct SavedModelView {
   int64_t requested_ms = 0;
   SaveState state = SaveState::kRequested;
   std::string uri;      // where the model went, once saved
+  std::vector<std::string> targets;  // every output's folder it commits to, in spec order
   std::string message;  // why it failed
   int64_t updated_ms = 0;
   int attempt = 0;  // in a job's detail: the attempt that saved it (0: not written)

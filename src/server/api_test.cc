@@ -56,7 +56,8 @@ class ApiTest : public ::testing::TestWithParam<bool> {
   }
   // Submits a one-task job and waits for it to run.
   std::string RunningJob() {
-    auto reply = Send("POST", "/api/v1/jobs", R"({"spec": "name: t\nroles:\n  worker:\n    command: 'true'\n    cpus: 1\n"})");
+    auto reply = Send("POST", "/api/v1/jobs",
+                      R"({"spec": "name: t\noutputs: [{name: model, uri: /tmp/shoal-api-test-out}]\nroles:\n  worker:\n    command: 'true'\n    cpus: 1\n"})");
     EXPECT_EQ(reply->status, 200) << reply->body;
     std::string id = Json::parse(reply->body)["id"];
     for (int i = 0; i < 2000 && manager_->Get(id, 0, 0).value()["state"] != "RUNNING"; ++i) {

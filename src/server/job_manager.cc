@@ -7,6 +7,7 @@
 #include "common/paths.h"
 #include "common/log.h"
 #include "runtime/framework.h"
+#include "data/data_plan.h"
 #include "server/saved_models.h"
 
 namespace shoal {
@@ -387,8 +388,13 @@ Result<Json> JobManager::SaveModel(const std::string& id) {
     }
   }
   if (entry) {
+      if (job->spec.outputs.empty()) {
+        return FailedPrecondition("job '" + job->id + "' has no outputs, so there is no model to save: add an "
+                                  "`outputs:` entry to its spec (docs/data.md)");
+      }
     Flush();
     return protocol::Encode(*entry);
+      entry->targets = data::SavedModelFolders(job->spec, entry->name);
   }
   ASSIGN_OR_RETURN(auto stored, store_.Load(JobSeqFromId(id)));
   if (!stored) return NotFound("no job '" + id + "'; `shoal list` shows the jobs");

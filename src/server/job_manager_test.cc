@@ -265,8 +265,20 @@ TEST_F(JobManagerTest, AMalformedReportChangesNothing) {
   EXPECT_EQ(detail["attempts"][0]["state"], "STARTING");
 }
 
+TEST_F(JobManagerTest, SaveModelOnAJobWithoutOutputsIsRefusedAtOnce) {
+  std::string id = manager_->Submit(Spec("plain", 1, 1)).value();
+  ASSERT_TRUE(Eventually([&] { return State(id) == "RUNNING"; }));
+  auto refused = manager_->SaveModel(id);
+  EXPECT_EQ(refused.status().code(), StatusCode::kFailedPrecondition) << "409, not a request that fails later";
+  EXPECT_NE(refused.status().message().find("has no outputs"), std::string::npos) << refused.status().message();
+  EXPECT_TRUE(manager_->Get(id, 0, 0).value()["saved_models"].empty()) << "nothing recorded";
+}
+
 TEST_F(JobManagerTest, SaveModelRecordsARequestOnTheRunningAttempt) {
-  std::string queued_spec = manager_->Submit(Spec("big", 4, 1)).value();
+  JobSpec big = Spec("big", 4, 1);
+  big.outputs.push_back({.name = "model", .path = "model", .uri = "file:///data/m/"});
+  big.outputs.push_back({.name = "best", .path = "best", .uri = "s3://b/best", .from = "worker[0]"});
+  std::string queued_spec = manager_->Submit(big).value();
   ASSERT_TRUE(Eventually([&] { return State(queued_spec) == "RUNNING"; }));
   std::string queued = manager_->Submit(Spec("q", 1, 1)).value();
   EXPECT_EQ(manager_->SaveModel(queued).status().code(), StatusCode::kFailedPrecondition) << "not running yet";
@@ -274,6 +286,9 @@ TEST_F(JobManagerTest, SaveModelRecordsARequestOnTheRunningAttempt) {
 
   Json entry = manager_->SaveModel(queued_spec).value();
   EXPECT_EQ(entry["state"], "requested");
+  std::string name = entry["name"];
+  EXPECT_EQ(entry["targets"], Json::array({"file:///data/m/saved-" + name + "/", "s3://b/best/saved-" + name + "/"}))
+      << "every output's folder, for the CLI to print";
   Json detail = manager_->Get(queued_spec, 0, 0).value();
   ASSERT_EQ(detail["saved_models"].size(), 1u);
   EXPECT_EQ(detail["saved_models"][0]["name"], entry["name"]);

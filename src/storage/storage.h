@@ -19,6 +19,10 @@
 //    multipart for large files, aborted on failure).
 //  - Copy is server-side where the service can (S3 CopyObject, a file-system copy); it
 //    is what the output commit (data/output_commit.h) builds on.
+//  - DeletePrefix removes every object under a folder and what unfinished writes left
+//    there: on S3 the multipart uploads started under it are aborted (their parts are
+//    stored, and billed, until then); on a file system the folder goes with its ".part"
+//    files. A folder that does not exist is not an error.
 // Thread-safety: every implementation may be called from several threads at once.
 #pragma once
 
@@ -62,6 +66,8 @@ class Storage {
   virtual Status Copy(const std::string& from_uri, const std::string& to_uri) = 0;
   // Deleting a missing object is not an error.
   virtual Status Delete(const std::string& uri) = 0;
+  // Every object under folder_uri ("<folder_uri>/..."), and unfinished uploads there.
+  virtual Status DeletePrefix(const std::string& folder_uri) = 0;
   // OK when the URI's root exists: the S3 bucket, or for a file system the nearest
   // existing ancestor directory (always true). kNotFound names the bucket otherwise.
   virtual Status CheckRoot(const std::string& uri) = 0;

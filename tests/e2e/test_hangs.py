@@ -53,6 +53,8 @@ def test_a_hung_task_is_flagged_and_its_stacks_are_taken_without_stopping_it(sho
     assert "######## worker[0]" in stacks and "######## worker[1]" in stacks, stacks
     assert "in wait_for_a_peer_that_never_answers" in stacks, "the Python stack names the waiting function:\n" + stacks
     assert "Thread 1" in stacks, "native stacks too:\n" + stacks
+    for chatter in ("Undefined command", "libthread_db", "detached]", "auto-load"):
+        assert chatter not in stacks, f"gdb's chatter ({chatter}) is left out:\n" + stacks
     assert "in wait_for_a_peer_that_never_answers" in shoal.logs(job_id, index=0), "the task log keeps the stacks"
 
     assert shoal.status(job_id)["state"] == "RUNNING", "taking stacks stops nothing"

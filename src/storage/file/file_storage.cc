@@ -181,3 +181,11 @@ Status FileStorage::Delete(const std::string& uri) {
 Status FileStorage::CheckRoot(const std::string& uri) { return Status::Ok(); }
 
 }  // namespace shoal::storage
+Status FileStorage::DeletePrefix(const std::string& folder_uri) {
+  std::string path = PathOf(folder_uri);
+  std::error_code ec;
+  fs::remove_all(path, ec);
+  if (ec && ec != std::errc::no_such_file_or_directory) return Unavailable("cannot delete " + path + ": " + ec.message());
+  return Status::Ok();
+}
+

@@ -22,6 +22,7 @@ class FileStorage final : public Storage {
   Status PutString(const std::string& uri, const std::string& data) override;
   Status Copy(const std::string& from_uri, const std::string& to_uri) override;
   Status Delete(const std::string& uri) override;
+  Status DeletePrefix(const std::string& folder_uri) override;
   Status CheckRoot(const std::string& uri) override;
 
   // The local path a URI names ("file://" stripped).

@@ -38,6 +38,21 @@ std::vector<std::string> MemStorage::Keys() {
   return keys;
 }
 
+void MemStorage::StartUpload(const std::string& uri) {
+  std::lock_guard lock(mu_);
+  if (Result<std::string> key = KeyOf(uri); key.ok()) uploads_.insert(*key);
+}
+
+std::vector<std::string> MemStorage::Uploads() {
+  std::lock_guard lock(mu_);
+  return {uploads_.begin(), uploads_.end()};
+}
+
+void MemStorage::OnUpload(std::function<void(const std::string& uri)> hook) {
+  std::lock_guard lock(mu_);
+  on_upload_ = std::move(hook);
+}
+
 Status MemStorage::Injected() {
   if (fail_calls_ <= 0) return Status::Ok();
   if (fail_after_ > 0) {
@@ -98,6 +113,12 @@ Status MemStorage::GetToFile(const std::string& uri, const std::string& local_pa
 
 Status MemStorage::PutFromFile(const std::string& local_path, const std::string& uri) {
   ASSIGN_OR_RETURN(std::string bytes, ReadFile(local_path));
+  std::function<void(const std::string&)> hook;
+  {
+    std::lock_guard lock(mu_);
+    hook = on_upload_;
+  }
+  if (hook) hook(uri);
   return PutString(uri, bytes);
 }
 
@@ -122,6 +143,16 @@ Status MemStorage::Delete(const std::string& uri) {
   std::lock_guard lock(mu_);
   ASSIGN_OR_RETURN(std::string key, KeyOf(uri));
   objects_.erase(key);
+  return Status::Ok();
+}
+
+Status MemStorage::DeletePrefix(const std::string& folder_uri) {
+  std::lock_guard lock(mu_);
+  ASSIGN_OR_RETURN(std::string folder, KeyOf(folder_uri));
+  if (folder.empty() || folder.back() != '/') folder += "/";
+  auto under = [&](const std::string& key) { return key.rfind(folder, 0) == 0; };
+  std::erase_if(objects_, [&](const auto& entry) { return under(entry.first); });
+  std::erase_if(uploads_, under);
   return Status::Ok();
 }
 

@@ -3,10 +3,15 @@
 //
 // Contract: as storage.h, with S3's semantics (flat keys, prefix listing, a missing bucket
 // is kNotFound). Tests may inject failures: FailNext(n, status, after) lets `after` calls
-// of any kind pass, then makes the next n return status.
+// of any kind pass, then makes the next n return status. Unfinished multipart uploads are
+// modelled by StartUpload (what a process killed mid-upload leaves on S3): they hold no
+// object, are listed by Uploads() and go with DeletePrefix. OnUpload(hook) runs hook(uri)
+// in PutFromFile after the local file was read and before the object is stored: a test's
+// way to change a file while it is being uploaded.
 // Thread-safety: every method takes one mutex.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <mutex>
 #include <set>
@@ -24,6 +29,10 @@ class MemStorage final : public Storage {
   void FailNext(int calls, Status status, int after = 0);
   // Object keys ("bucket/key") currently stored, sorted.
   std::vector<std::string> Keys();
+  void StartUpload(const std::string& uri);
+  // Keys ("bucket/key") of the unfinished uploads, sorted.
+  std::vector<std::string> Uploads();
+  void OnUpload(std::function<void(const std::string& uri)> hook);
 
   Result<std::vector<ObjectInfo>> List(const std::string& prefix_uri) override;
   Result<ObjectInfo> Stat(const std::string& uri) override;
@@ -34,6 +43,7 @@ class MemStorage final : public Storage {
   Status PutString(const std::string& uri, const std::string& data) override;
   Status Copy(const std::string& from_uri, const std::string& to_uri) override;
   Status Delete(const std::string& uri) override;
+  Status DeletePrefix(const std::string& folder_uri) override;
   Status CheckRoot(const std::string& uri) override;
 
  private:
@@ -44,6 +54,8 @@ class MemStorage final : public Storage {
   std::mutex mu_;
   std::set<std::string> buckets_;
   std::map<std::string, std::string> objects_;  // "bucket/key" -> bytes
+  std::set<std::string> uploads_;               // "bucket/key" of unfinished uploads
+  std::function<void(const std::string&)> on_upload_;
   int fail_calls_ = 0;
   int fail_after_ = 0;
   Status fail_status_;

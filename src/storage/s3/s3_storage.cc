@@ -270,6 +270,36 @@ Status S3Storage::Delete(const std::string& uri) {
   return Status::Ok();
 }
 
+Status S3Storage::DeletePrefix(const std::string& folder_uri) {
+  std::string folder = folder_uri.empty() || folder_uri.back() == '/' ? folder_uri : folder_uri + "/";
+  ASSIGN_OR_RETURN(S3Location loc, ParseS3Uri(folder));
+  ASSIGN_OR_RETURN(std::vector<ObjectInfo> objects, List(folder));
+  RETURN_IF_ERROR(RunParallel(static_cast<int>(objects.size()), config_.parallelism,
+                              [&](int i) { return Delete(objects[static_cast<size_t>(i)].uri); }));
+  // Uploads that a killed process started and never completed nor aborted.
+  std::vector<std::pair<std::string, std::string>> uploads;
+  std::string key_marker, id_marker;
+  for (;;) {
+    Call call{"GET", {loc.bucket, ""}, {{"uploads", ""}, {"prefix", loc.key}}, {}, {}};
+    if (!key_marker.empty()) call.query["key-marker"] = key_marker;
+    if (!id_marker.empty()) call.query["upload-id-marker"] = id_marker;
+    ASSIGN_OR_RETURN(HttpResponse reply, SendOk(call, folder, "list the unfinished uploads under"));
+    Result<S3UploadsPage> page = ParseListMultipartUploads(reply.body);
+    if (!page.ok()) return page.status().WithContext("cannot list the unfinished uploads under " + folder);
+    uploads.insert(uploads.end(), page->uploads.begin(), page->uploads.end());
+    if (!page->truncated) break;
+    key_marker = page->next_key_marker;
+    id_marker = page->next_upload_id_marker;
+  }
+  return RunParallel(static_cast<int>(uploads.size()), config_.parallelism, [&](int i) -> Status {
+    const auto& [key, id] = uploads[static_cast<size_t>(i)];
+    Result<HttpResponse> reply = Send({"DELETE", {loc.bucket, key}, {{"uploadId", id}}, {}, {}});
+    if (!reply.ok()) return reply.status().WithContext("cannot abort the upload of " + UriOf(loc.bucket, key));
+    if (reply->status == 404 || Ok2xx(*reply)) return Status::Ok();  // 404: it ended meanwhile
+    return ReplyError(*reply, UriOf(loc.bucket, key), "abort the upload of");
+  });
+}
+
 Status S3Storage::CheckRoot(const std::string& uri) {
   ASSIGN_OR_RETURN(S3Location loc, ParseS3Uri(uri));
   Result<HttpResponse> reply = Send({"HEAD", {loc.bucket, ""}, {}, {}, {}});

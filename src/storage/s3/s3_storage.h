@@ -7,6 +7,8 @@
 //  - Objects larger than part_bytes are downloaded as parallel ranged GETs into
 //    local_path.part (renamed when whole) and uploaded as multipart uploads (aborted on
 //    failure, so no partial object appears); smaller ones with one GET or PUT.
+//  - DeletePrefix deletes what ListObjectsV2 lists under the folder, then aborts every
+//    upload ListMultipartUploads lists there (one a killed process left unfinished).
 //  - Refused credentials are kFailedPrecondition naming the variables to check; a missing
 //    bucket is kNotFound naming the bucket.
 // Thread-safety: safe from any thread; parts run on threads of their own.
@@ -42,6 +44,7 @@ class S3Storage final : public Storage {
   Status PutString(const std::string& uri, const std::string& data) override;
   Status Copy(const std::string& from_uri, const std::string& to_uri) override;
   Status Delete(const std::string& uri) override;
+  Status DeletePrefix(const std::string& folder_uri) override;
   Status CheckRoot(const std::string& uri) override;
 
   const S3Config& config() const { return config_; }

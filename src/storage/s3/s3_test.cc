@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <functional>
 #include <mutex>
+#include <set>
 
 #include "common/clock.h"
 #include "common/files.h"
@@ -219,6 +220,39 @@ TEST(S3StorageTest, BrokenDownloadNamesTheObjectAndLeavesNoFile) {
   EXPECT_EQ(gets, 4) << "retried up to max_attempts";
   EXPECT_FALSE(std::filesystem::exists(path));
   EXPECT_FALSE(std::filesystem::exists(path + ".part"));
+}
+
+TEST(S3StorageTest, DeletePrefixDeletesTheObjectsAndAbortsTheUnfinishedUploads) {
+  auto fake = std::make_unique<FakeTransport>([](const HttpRequest& r) -> Result<HttpResponse> {
+    if (r.method == "GET" && r.url.find("list-type=2") != std::string::npos) {
+      return HttpResponse{200, {}, "<ListBucketResult><Contents><Key>out/_temporary/w-0/a</Key><Size>1</Size></Contents>"
+                                   "<Contents><Key>out/_temporary/w-0/b</Key><Size>1</Size></Contents></ListBucketResult>"};
+    }
+    if (r.method == "GET" && r.url.find("uploads=") != std::string::npos) {
+      if (r.url.find("key-marker=") == std::string::npos) {
+        return HttpResponse{200, {}, "<ListMultipartUploadsResult><IsTruncated>true</IsTruncated>"
+                                     "<NextKeyMarker>out/_temporary/w-0/big</NextKeyMarker><NextUploadIdMarker>U1"
+                                     "</NextUploadIdMarker><Upload><Key>out/_temporary/w-0/big</Key><UploadId>U1</UploadId>"
+                                     "</Upload></ListMultipartUploadsResult>"};
+      }
+      return HttpResponse{200, {}, "<ListMultipartUploadsResult><Upload><Key>out/_temporary/w-1/huge</Key>"
+                                   "<UploadId>U2</UploadId></Upload></ListMultipartUploadsResult>"};
+    }
+    if (r.method == "DELETE") return HttpResponse{204, {}, ""};
+    return HttpResponse{500, {}, ""};
+  });
+  FakeTransport* transport = fake.get();
+  FakeClock clock;
+  S3Storage s3(TestConfig(), std::move(fake), clock);
+  ASSERT_TRUE(s3.DeletePrefix("s3://b/out/_temporary").ok());
+  std::set<std::string> deleted;
+  for (const HttpRequest& r : transport->requests) {
+    if (r.method == "GET") EXPECT_NE(r.url.find("prefix=out%2F_temporary%2F"), std::string::npos) << r.url;
+    if (r.method == "DELETE") deleted.insert(r.url.substr(r.url.find("/b/")));
+  }
+  EXPECT_EQ(deleted, (std::set<std::string>{"/b/out/_temporary/w-0/a", "/b/out/_temporary/w-0/b",
+                                            "/b/out/_temporary/w-0/big?uploadId=U1",
+                                            "/b/out/_temporary/w-1/huge?uploadId=U2"}));
 }
 
 TEST(S3StorageTest, MapsRefusedCredentialsAndMissingBuckets) {

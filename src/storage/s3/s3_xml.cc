@@ -50,6 +50,24 @@ Result<S3ListPage> ParseListObjectsV2(const std::string& xml) {
   return page;
 }
 
+Result<S3UploadsPage> ParseListMultipartUploads(const std::string& xml) {
+  XMLDocument doc;
+  ASSIGN_OR_RETURN(const XMLElement* root, Root(doc, xml, "ListMultipartUploadsResult"));
+  S3UploadsPage page;
+  for (const XMLElement* u = root->FirstChildElement("Upload"); u; u = u->NextSiblingElement("Upload")) {
+    std::string key = TextOf(u, "Key");
+    std::string id = TextOf(u, "UploadId");
+    if (!key.empty() && !id.empty()) page.uploads.emplace_back(std::move(key), std::move(id));
+  }
+  page.truncated = TextOf(root, "IsTruncated") == "true";
+  page.next_key_marker = TextOf(root, "NextKeyMarker");
+  page.next_upload_id_marker = TextOf(root, "NextUploadIdMarker");
+  if (page.truncated && page.next_key_marker.empty()) {
+    return Internal("the S3 service's list of uploads is truncated but has no NextKeyMarker");
+  }
+  return page;
+}
+
 Result<std::string> ParseUploadId(const std::string& xml) {
   XMLDocument doc;
   ASSIGN_OR_RETURN(const XMLElement* root, Root(doc, xml, "InitiateMultipartUploadResult"));

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/status.h"
@@ -23,12 +24,21 @@ struct S3ListPage {
   std::string next_token;  // NextContinuationToken
 };
 
+// One page of ListMultipartUploads: the unfinished uploads under a prefix.
+struct S3UploadsPage {
+  std::vector<std::pair<std::string, std::string>> uploads;  // (key, upload id)
+  bool truncated = false;
+  std::string next_key_marker;
+  std::string next_upload_id_marker;
+};
+
 struct S3Error {
   std::string code;     // "NoSuchBucket", "" when the body is not an S3 error
   std::string message;
 };
 
 Result<S3ListPage> ParseListObjectsV2(const std::string& xml);
+Result<S3UploadsPage> ParseListMultipartUploads(const std::string& xml);
 // InitiateMultipartUploadResult's UploadId.
 Result<std::string> ParseUploadId(const std::string& xml);
 // An <Error> body; empty fields when it is not one.
