@@ -10,10 +10,10 @@
 
 #include "common/files.h"
 #include "common/log.h"
+#include "data/data_plan.h"
 #include "data/line_stream.h"
 #include "data/output_commit.h"
 #include "data/split.h"
-#include "data/data_plan.h"
 #include "storage/parallel.h"
 #include "storage/storage.h"
 
@@ -67,14 +67,14 @@ TaskData::~TaskData() {
     std::lock_guard lock(mu_);
     savers.swap(savers_);
   }
+  for (auto& t : savers) t.join();
+  if (stdin_read_ >= 0) ::close(stdin_read_);
+}
+
 bool TaskData::Commits(const Json& output) { return output.value("commit", true); }
 
 bool TaskData::has_outputs() const {
   return std::any_of(outputs_.begin(), outputs_.end(), [](const Json& o) { return Commits(o); });
-}
-
-  for (auto& t : savers) t.join();
-  if (stdin_read_ >= 0) ::close(stdin_read_);
 }
 
 std::string TaskData::LocalFolder(const Json& entry) const {

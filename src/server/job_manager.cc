@@ -380,21 +380,21 @@ Result<Json> JobManager::SaveModel(const std::string& id) {
                                   std::string(job->kill_requested ? "being killed" : Name(job->state)) +
                                   "; a model can be saved only while the job runs");
       }
+      if (job->spec.outputs.empty()) {
+        return FailedPrecondition("job '" + job->id + "' has no outputs, so there is no model to save: add an "
+                                  "`outputs:` entry to its spec (docs/data.md)");
+      }
       AttemptRecord& attempt = job->attempts.back();
       entry = NewSaveRequest(attempt.saved_models, clock_.WallMillis());
+      entry->targets = data::SavedModelFolders(job->spec, entry->name);
       attempt.saved_models.push_back(*entry);
       Changed(*job);
       entry->attempt = attempt.number;
     }
   }
   if (entry) {
-      if (job->spec.outputs.empty()) {
-        return FailedPrecondition("job '" + job->id + "' has no outputs, so there is no model to save: add an "
-                                  "`outputs:` entry to its spec (docs/data.md)");
-      }
     Flush();
     return protocol::Encode(*entry);
-      entry->targets = data::SavedModelFolders(job->spec, entry->name);
   }
   ASSIGN_OR_RETURN(auto stored, store_.Load(JobSeqFromId(id)));
   if (!stored) return NotFound("no job '" + id + "'; `shoal list` shows the jobs");

@@ -178,9 +178,6 @@ Status FileStorage::Delete(const std::string& uri) {
   return Status::Ok();
 }
 
-Status FileStorage::CheckRoot(const std::string& uri) { return Status::Ok(); }
-
-}  // namespace shoal::storage
 Status FileStorage::DeletePrefix(const std::string& folder_uri) {
   std::string path = PathOf(folder_uri);
   std::error_code ec;
@@ -189,3 +186,6 @@ Status FileStorage::DeletePrefix(const std::string& folder_uri) {
   return Status::Ok();
 }
 
+Status FileStorage::CheckRoot(const std::string& uri) { return Status::Ok(); }
+
+}  // namespace shoal::storage
