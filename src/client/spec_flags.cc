@@ -10,7 +10,10 @@ namespace shoal {
 void SpecFlags::AddTo(CLI::App& app) {
   app.add_option("spec", file, "the job spec (YAML); see docs/job-spec.md");
   app.add_option("--name", name, "job name");
-  app.add_option("--framework", framework, "generic or pytorch");
+  std::string frameworks;
+  for (const std::string& known : KnownFrameworks()) frameworks += (frameworks.empty() ? "" : ", ") + known;
+  app.add_option("--framework", framework, "the framework whose variables the tasks get: " + frameworks +
+                                               " (docs/frameworks.md)");
   app.add_option("--cluster", cluster, "where the job runs: local or slurm (the server must run jobs there)");
   app.add_option("--workdir", workdir, "directory the tasks start in (default: the spec's folder)");
   app.add_option("--max-attempts", max_attempts, "how many times the job may run in all");

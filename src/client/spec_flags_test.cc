@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "runtime/framework.h"
+
 namespace shoal {
 namespace {
 
@@ -19,6 +21,15 @@ TEST(SpecFlags, NamedFlagsBecomeOverrides) {
   EXPECT_EQ(*overrides, (std::vector<std::string>{"name:=n", "env.X:=1", "env.KEY.secret:=a=b", "roles.worker.instances=3",
                                                   "roles.worker.memory=2G", "roles.worker.env.A:=b=c",
                                                   "timeouts.job=1h"}));
+}
+
+TEST(SpecFlags, FrameworkHelpListsEveryFramework) {
+  CLI::App app;
+  SpecFlags flags;
+  flags.AddTo(app);
+  std::string help = app.get_option("--framework")->get_description();
+  for (const std::string& framework : KnownFrameworks()) EXPECT_NE(help.find(framework), std::string::npos) << help;
+  EXPECT_EQ(KnownFrameworks().size(), 7u);
 }
 
 TEST(SpecFlags, MalformedFlagsAreRefused) {

@@ -10,6 +10,11 @@ std::string SourceMap::Locate(const std::string& field) const {
     if (flags_.count(path)) return "flag --set " + path;
     auto it = lines_.find(path);
     if (it != lines_.end()) return source_name_ + ":" + std::to_string(it->second);
+    // Not in the file, but a flag set something below it (--role-env ghost:A=1 made the
+    // role ghost): that flag brought it in.
+    if (auto below = flags_.lower_bound(path + "."); below != flags_.end() && below->starts_with(path + ".")) {
+      return "flag --set " + *below;
+    }
     // up one level: "files[0]" -> "files", "roles.worker.env" -> "roles.worker"
     size_t cut = path.back() == ']' ? path.rfind('[') : path.rfind('.');
     if (cut == std::string::npos || cut == 0) break;

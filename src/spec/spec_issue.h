@@ -31,7 +31,8 @@ class SourceMap {
   void SetLine(const std::string& field, int line) { lines_[field] = line; }
   void MarkFromFlag(const std::string& field) { flags_.insert(field); }
   // "job.yaml:12", "flag --set roles.worker.instances" or "job.yaml" when the field has
-  // no line of its own (a missing field: the line of its closest present parent).
+  // no line of its own (a missing field: the line of its closest present parent, or the
+  // flag that brought that parent in: a role only a flag names).
   std::string Locate(const std::string& field) const;
   const std::string& source_name() const { return source_name_; }
 

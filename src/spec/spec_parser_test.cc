@@ -118,6 +118,16 @@ TEST(ParseJobSpec, FlagErrorsPointAtTheFlag) {
       << parsed.status().message();
 }
 
+TEST(ParseJobSpec, ARoleOnlyAFlagNamesIsBlamedOnThatFlag) {
+  auto options = Options();
+  options.overrides = {"roles.ghost.env.A:=1"};  // --role-env ghost:A=1, for a role the spec lacks
+  auto parsed = ParseJobSpec(kGood, options);
+  ASSERT_FALSE(parsed.ok());
+  const std::string& message = parsed.status().message();
+  EXPECT_NE(message.find("flag --set roles.ghost.env.A: roles.ghost.command: is missing"), std::string::npos) << message;
+  EXPECT_EQ(message.find("job.yaml:"), std::string::npos) << message;
+}
+
 TEST(ParseJobSpec, RefusesBadSpecs) {
   const char* bad[] = {
       "",                                                           // no roles
