@@ -16,7 +16,23 @@
 namespace shoal {
 namespace {
 
-bool Healthy(const std::string& url) { return HttpJsonClient(url, 2000).Get("/api/v1/health").ok(); }
+// What answers at a server's URL: a Shoal server (its health check says so), nothing (or
+// nothing in time), or another program speaking HTTP there.
+struct Probe {
+  enum Kind { kShoal, kSilent, kForeign } kind;
+  std::string detail;  // why it is not Shoal, for kForeign
+};
+
+Probe ProbeServer(const std::string& url) {
+  auto reply = HttpJsonClient(url, 2000).Get("/api/v1/health");
+  if (reply.ok()) {
+    if (reply->is_object() && reply->value("ok", false) == true && reply->contains("backend")) return {Probe::kShoal, ""};
+    return {Probe::kForeign, "its GET /api/v1/health reply is not Shoal's"};
+  }
+  StatusCode code = reply.status().code();
+  if (code == StatusCode::kUnavailable || code == StatusCode::kTimeout) return {Probe::kSilent, ""};
+  return {Probe::kForeign, "GET /api/v1/health: " + reply.status().message().substr(0, 200)};
+}
 
 }  // namespace
 
@@ -26,7 +42,12 @@ Result<std::string> FindServer(const std::string& home) {
       return InvalidArgument(std::string("SHOAL_SERVER=") + url + " is not an http:// address; fix: set it to the "
                              "server's URL, e.g. SHOAL_SERVER=http://127.0.0.1:7480, or unset it to use --home's server");
     }
-    if (!Healthy(url)) return Unavailable(std::string("the server at SHOAL_SERVER=") + url + " does not answer");
+    Probe probe = ProbeServer(url);
+    if (probe.kind == Probe::kForeign) {
+      return InvalidArgument(std::string("SHOAL_SERVER=") + url + " answers, but is not a Shoal server (" + probe.detail +
+                             "); fix: set SHOAL_SERVER to the Shoal server's URL, or unset it to use --home's server");
+    }
+    if (probe.kind == Probe::kSilent) return Unavailable(std::string("the server at SHOAL_SERVER=") + url + " does not answer");
     return std::string(url);
   }
   auto text = ReadFile(ServerInfoPath(home));
@@ -36,7 +57,13 @@ Result<std::string> FindServer(const std::string& home) {
     return NotFound("no Shoal server is running for " + home);
   }
   std::string url = info["url"].get<std::string>();
-  if (!Healthy(url)) return NotFound("the server recorded in " + ServerInfoPath(home) + " does not answer");
+  Probe probe = ProbeServer(url);
+  if (probe.kind == Probe::kForeign) {
+    // the server is gone and another program took its port: a new server may start
+    return NotFound("the server recorded in " + ServerInfoPath(home) + " is gone: " + url +
+                    " is now answered by a program that is not a Shoal server (" + probe.detail + ")");
+  }
+  if (probe.kind == Probe::kSilent) return NotFound("the server recorded in " + ServerInfoPath(home) + " does not answer");
   return url;
 }
 

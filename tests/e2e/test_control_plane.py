@@ -3,6 +3,7 @@ CLI's global options, one submission check for the CLI and the API, and the bugs
 by killing Shoal's own processes (an AM killed, a server restarted on another port)."""
 import json
 import os
+import re
 import signal
 import subprocess
 import time
@@ -127,6 +128,18 @@ def test_home_is_a_global_option_before_or_after_the_command_and_a_bad_server_ur
         bad = shoal.run("list", env=dict(env, SHOAL_SERVER="ftp://x"))
         assert bad.returncode == 2, bad
         assert "SHOAL_SERVER=ftp://x is not an http:// address" in bad.stderr and "fix:" in bad.stderr, bad.stderr
+        # another program speaking HTTP where SHOAL_SERVER points is named as such
+        other = subprocess.Popen(["/usr/bin/python3", "-u", "-m", "http.server", "--bind", "127.0.0.1", "0"],
+                                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=tmp_path, text=True)
+        try:
+            port = re.search(r"port (\d+)", other.stdout.readline()).group(1)
+            foreign = shoal.run("list", env=dict(env, SHOAL_SERVER=f"http://127.0.0.1:{port}"))
+            assert foreign.returncode == 2, foreign
+            assert "answers, but is not a Shoal server" in foreign.stderr, foreign.stderr
+            assert "does not answer" not in foreign.stderr, foreign.stderr
+        finally:
+            other.kill()
+            other.wait()
         shoal.run("server", "--stop", "--home", str(home), env=env)
         assert server.wait(10) == 0, "`shoal server --stop --home DIR` stops that server"
     finally:
