@@ -195,6 +195,21 @@ TEST(OutputCommitTest, AnEmptyFileLeftAloneIsCommittedEmpty) {
   EXPECT_EQ(mem.Stat("mem://quiet/saved/empty.txt").value().size, 0);
 }
 
+TEST(OutputCommitTest, AFileKeptEmptyWhileBeingWrittenFailsTheSaveNamingIt) {
+  auto& mem = storage::MemStorage::Shared();
+  mem.CreateBucket("truncated");
+  OutputFolder local("commit-truncated");
+  local.Write("model.txt", "");
+  // A clock whose sleeps move it, while the file's modification time stays as recent.
+  FakeClock clock(::time(nullptr) * 1000LL);
+  Status s = CommitFolder(local.path(), "mem://truncated/saved", "worker-0",
+                          {.settle = {.live = true, .quiet_ms = 1'000'000, .max_empty_wait_ms = 500, .clock = &clock}});
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find(local.path() + "/model.txt stayed empty while it was being written"), std::string::npos)
+      << s.message();
+  EXPECT_TRUE(KeysUnder("truncated/").empty());
+}
+
 TEST(OutputCommitTest, AFileThatNeverSettlesFailsTheSaveNamingIt) {
   auto& mem = storage::MemStorage::Shared();
   mem.CreateBucket("busy");
@@ -207,10 +222,10 @@ TEST(OutputCommitTest, AFileThatNeverSettlesFailsTheSaveNamingIt) {
   });
   FakeClock clock;
   Status s = CommitFolder(local.path(), "mem://busy/saved", "worker-0",
-                          {.parallelism = 1, .settle = {.live = true, .max_tries = 4, .clock = &clock}});
+                          {.parallelism = 1, .settle = {.live = true, .max_copies = 4, .clock = &clock}});
   mem.OnUpload(nullptr);
   ASSERT_FALSE(s.ok());
-  EXPECT_NE(s.message().find(local.path() + "/log.txt kept changing"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find(local.path() + "/log.txt kept changing through 4 copies"), std::string::npos) << s.message();
   EXPECT_NE(s.message().find("rename it into place"), std::string::npos) << s.message();
   EXPECT_EQ(writes, 4) << "copied up to the bound";
   EXPECT_TRUE(KeysUnder("busy/").empty()) << "no _SUCCESS over a torn file, and no temporary copies";

@@ -33,26 +33,38 @@ Result<FileState> StateOf(const std::string& path) {
 Result<bool> UploadSettled(storage::Storage& store, const std::string& local_path, const std::string& uri,
                            const SettleOptions& options) {
   const Clock& clock = options.clock ? *options.clock : SystemClock::Instance();
-  int64_t wait_ms = 100;
-  for (int tries = 1;; ++tries) {
+  constexpr int64_t kLookAgainMs = 100;
+  int copies = 0;
+  int64_t waited_while_empty = 0;
+  int64_t wait_ms = kLookAgainMs;
+  for (;;) {
     ASSIGN_OR_RETURN(FileState before, StateOf(local_path));
     if (!before.exists) return false;
     bool being_written = options.live && before.size == 0 &&
                          clock.WallMillis() - before.mtime_ns / 1'000'000 < options.quiet_ms;
-    if (!being_written) {
-      Status copied = store.PutFromFile(local_path, uri);
-      ASSIGN_OR_RETURN(FileState after, StateOf(local_path));
-      if (!after.exists) return false;
-      if (after == before) {
-        if (!copied.ok()) return copied;
-        return true;
+    if (being_written) {
+      if (waited_while_empty >= options.max_empty_wait_ms) {
+        return Unavailable(local_path + " stayed empty while it was being written for " +
+                           std::to_string(waited_while_empty) +
+                           " ms: the program keeps truncating it; write it under another name and rename it into "
+                           "place, so that every copy finds it whole");
       }
+      clock.SleepForMillis(kLookAgainMs);
+      waited_while_empty += kLookAgainMs;
+      continue;
     }
-    if (tries >= options.max_tries) {
-      return Unavailable(local_path + (being_written ? " stayed empty while it was being written" : " kept changing") +
-                         " through " + std::to_string(tries) +
-                         " tries to copy it: the program is rewriting it; write it under another name and rename it "
-                         "into place, so that every copy finds it whole");
+    Status copied = store.PutFromFile(local_path, uri);
+    ++copies;
+    ASSIGN_OR_RETURN(FileState after, StateOf(local_path));
+    if (!after.exists) return false;
+    if (after == before) {
+      if (!copied.ok()) return copied;
+      return true;
+    }
+    if (copies >= options.max_copies) {
+      return Unavailable(local_path + " kept changing through " + std::to_string(copies) +
+                         " copies: the program is rewriting it; write it under another name and rename it into "
+                         "place, so that every copy finds it whole");
     }
     clock.SleepForMillis(wait_ms);
     wait_ms = std::min<int64_t>(wait_ms * 2, 1000);

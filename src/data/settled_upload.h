@@ -6,11 +6,12 @@
 //    When they differ, the file changed while it was copied: it is copied again.
 //  - With live (the program still runs: a saved model), an empty file modified less
 //    than quiet_ms ago is taken as being rewritten (truncated, its contents not yet
-//    written): it is not copied until it has contents or has stayed as it is for
-//    quiet_ms.
-//  - Between tries it waits 100 ms, doubling up to 1 s, on the clock. After max_tries
-//    tries that did not settle, kUnavailable names the file and the fix (write it under
-//    another name and rename it into place).
+//    written): it is looked at again every 100 ms, and copied once it has contents or
+//    has stayed as it is for quiet_ms. One that is still being rewritten after
+//    max_empty_wait_ms is kUnavailable naming it.
+//  - A file that changed during its copy is copied again after 100 ms, doubling up to
+//    1 s. After max_copies copies that did not settle, kUnavailable names the file and
+//    the fix (write it under another name and rename it into place).
 //  - Returns false when the file is gone (the program removed it, e.g. an old
 //    checkpoint): nothing of it is to be committed. A copy's own error, on a file that
 //    did not change, is returned as it is.
@@ -27,8 +28,9 @@ namespace shoal::data {
 
 struct SettleOptions {
   bool live = false;
-  int max_tries = 8;
+  int max_copies = 8;
   int64_t quiet_ms = 1000;
+  int64_t max_empty_wait_ms = 5000;
   const Clock* clock = nullptr;  // SystemClock when null; WallMillis is compared with mtimes
 };
 
