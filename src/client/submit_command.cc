@@ -50,7 +50,7 @@ Result<std::pair<HttpJsonClient, std::string>> ValidateAndSubmit(const ClientCon
                            " --host ADDRESS` (an address the nodes reach); none runs for " + ctx.home +
                            " (docs/slurm.md)");
   }
-  RETURN_IF_ERROR(CheckSubmission(parsed, capacity));
+  RETURN_IF_ERROR(CheckSubmission(parsed, capacity, ctx.home));
 
   ASSIGN_OR_RETURN(HttpJsonClient server, running.ok() ? running : ctx.ConnectOrStart());
   ASSIGN_OR_RETURN(std::vector<std::string> overrides, flags.Overrides());

@@ -14,6 +14,7 @@
 #include "data/line_stream.h"
 #include "data/output_commit.h"
 #include "data/split.h"
+#include "spec/data_variables.h"
 #include "storage/parallel.h"
 #include "storage/storage.h"
 
@@ -21,17 +22,6 @@ namespace shoal::data {
 namespace {
 
 constexpr size_t kMaxListVariable = 32 << 10;
-
-std::string VariableName(const std::string& name) {
-  std::string out = "SHOAL_INPUT_";
-  for (char c : name) out.push_back(static_cast<char>(std::toupper(static_cast<unsigned char>(c))));
-  return out;
-}
-
-std::string OutputVariable(const std::string& name) {
-  std::string var = VariableName(name);
-  return "SHOAL_OUTPUT_" + var.substr(std::string("SHOAL_INPUT_").size()) + "_DIR";
-}
 
 // The local name of a downloaded object: its URI past the input's base.
 std::string LocalName(const std::string& uri, const std::string& base) {
@@ -93,7 +83,7 @@ Status TaskData::Prepare(std::map<std::string, std::string>& env) {
     if (*mode == InputMode::kDownload) {
       std::string folder = LocalFolder(input);
       RETURN_IF_ERROR(Download(input, folder).WithContext("input \"" + name + "\""));
-      env[VariableName(name) + "_DIR"] = folder;
+      env[InputVariable(name) + "_DIR"] = folder;
     } else if (*mode == InputMode::kPlaceholder) {
       std::string joined, lines;
       for (const Shard& shard : ShardsFromJson(input["shards"])) {
@@ -103,8 +93,8 @@ Status TaskData::Prepare(std::map<std::string, std::string>& env) {
       std::string list = task_dir_ + "/.shoal-input-" + name + ".txt";
       RETURN_IF_ERROR(MakeDirectories(task_dir_));
       RETURN_IF_ERROR(WriteFileAtomic(list, lines));
-      env[VariableName(name) + "_FILE"] = list;
-      if (joined.size() <= kMaxListVariable) env[VariableName(name)] = joined;
+      env[InputVariable(name) + "_FILE"] = list;
+      if (joined.size() <= kMaxListVariable) env[InputVariable(name)] = joined;
     } else {
       streams = true;
     }
@@ -112,7 +102,7 @@ Status TaskData::Prepare(std::map<std::string, std::string>& env) {
   for (const Json& output : outputs_) {
     std::string folder = LocalFolder(output);
     RETURN_IF_ERROR(MakeDirectories(folder));
-    env[OutputVariable(output.value("name", ""))] = folder;
+    env[OutputFolderVariable(output.value("name", ""))] = folder;
   }
   if (streams) {
     int fds[2];

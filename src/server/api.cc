@@ -62,7 +62,7 @@ Result<Json> SubmitJob(JobManager& jobs, const std::optional<Caller>& caller, co
   ASSIGN_OR_RETURN(ParsedSpec parsed, ParseJobSpec(submit.spec, options));
   // The CLI's check, with the same file and line numbers: the API accepts no spec that
   // `shoal submit` would refuse.
-  RETURN_IF_ERROR(CheckSubmission(parsed, jobs.Capacity()));
+  RETURN_IF_ERROR(CheckSubmission(parsed, jobs.Capacity(), jobs.home()));
   parsed.spec.user = SubmitterName(caller, submit.user);
   ASSIGN_OR_RETURN(std::string id, jobs.Submit(std::move(parsed.spec)));
   return Json{{"id", id}};

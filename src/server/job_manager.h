@@ -83,6 +83,8 @@ class JobManager {
   Json ClusterInfo();
   // What the backend offers (for the submission check).
   ClusterCapacity Capacity() const { return backend_.Capacity(); }
+  // The server's home: its state (the history, the tokens, the jobs' logs).
+  const std::string& home() const { return home_; }
   Result<JobMetrics> Metrics();
   // Records a save request on the running attempt; returns the new saved-model entry.
   Result<Json> SaveModel(const std::string& id);

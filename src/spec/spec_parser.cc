@@ -3,6 +3,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <exception>
 #include <functional>
@@ -12,6 +13,7 @@
 
 #include "common/files.h"
 #include "common/units.h"
+#include "spec/data_variables.h"
 #include "spec/framework_roles.h"
 
 namespace shoal {
@@ -34,6 +36,39 @@ std::string Join(const std::vector<std::string>& items) {
   return out;
 }
 
+// A variable both lists hold, or "".
+std::string SharedVariable(const std::vector<std::string>& a, const std::vector<std::string>& b) {
+  for (const auto& name : a) {
+    if (std::find(b.begin(), b.end(), name) != b.end()) return name;
+  }
+  return "";
+}
+
+bool IsValidJobName(const std::string& name) {
+  static const std::regex kName("[A-Za-z0-9][A-Za-z0-9_.-]{0,127}");
+  return std::regex_match(name, kName);
+}
+
+// The name of a job whose spec gives none: the spec file's name (or the API's
+// default_name), made into a valid job name, since the user did not choose it: every run
+// of characters a name cannot hold becomes one '-', leading and trailing punctuation goes
+// ("../../etc/passwd" -> "etc-passwd"), and what is left is cut to 128 characters;
+// "job" when nothing is left.
+std::string SafeJobName(const std::string& wanted) {
+  std::string name;
+  for (char c : wanted) {
+    bool allowed = std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '-';
+    if (allowed) name.push_back(c);
+    else if (!name.empty() && name.back() != '-') name.push_back('-');
+  }
+  auto is_alnum = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; };
+  auto first = std::find_if(name.begin(), name.end(), is_alnum);
+  name.erase(name.begin(), first);
+  if (name.size() > 128) name.resize(128);
+  while (!name.empty() && !is_alnum(name.back())) name.pop_back();
+  return name.empty() ? "job" : name;
+}
+
 // Shell-quotes one argument for /bin/sh.
 std::string ShellQuote(const std::string& arg) {
   static const std::regex kSafe("[A-Za-z0-9_./=:,+@%-]+");
@@ -54,7 +89,7 @@ class SpecReader {
 
   JobSpec Read(const YAML::Node& root) {
     JobSpec spec;
-    spec.name = options_.default_name;
+    spec.name = SafeJobName(options_.default_name);
     spec.workdir = AbsolutePath(options_.base_dir);
     if (!root.IsMap()) {
       Issue("(document)", "must be a mapping of fields such as name, framework and roles",
@@ -65,8 +100,7 @@ class SpecReader {
     CheckKnownFields(root, "", kJobFields);
     if (auto n = root["name"]) {
       ReadString(n, "name", &spec.name);
-      static const std::regex kName("[A-Za-z0-9][A-Za-z0-9_.-]{0,127}");
-      if (!std::regex_match(spec.name, kName)) {
+      if (!IsValidJobName(spec.name)) {
         Issue("name", "'" + spec.name + "' is not a valid job name",
               "use letters, digits, '.', '_' and '-', starting with a letter or digit, at most 128 characters");
       }
@@ -143,7 +177,9 @@ class SpecReader {
     }
     for (size_t i = 0; i < node.size(); ++i) {
       std::string field = "files[" + std::to_string(i) + "]", path;
-      if (ReadString(node[i], field, &path) && IsSupportedLocation(field, path)) spec.files.push_back(ResolvePath(path));
+      if (!ReadString(node[i], field, &path) || !IsSupportedLocation(field, path)) continue;
+      spec.files.push_back(ResolvePath(path));
+      ClaimShippedName(field, spec.files.back().substr(spec.files.back().rfind('/') + 1), "a copy of " + path);
     }
   }
 
@@ -188,8 +224,19 @@ class SpecReader {
         Issue(field + ".name", "'" + archive.name + "' is not a folder name", "use letters, digits, '.', '_' and '-'");
         continue;
       }
+      ClaimShippedName(field + ".name", archive.name, "the unpacked " + archive.path);
       spec.archives.push_back(std::move(archive));
     }
+  }
+
+  // Files and archives land in the task's folder under their base name (an archive under
+  // its name): two with one name would leave only the later one there.
+  void ClaimShippedName(const std::string& field, const std::string& name, const std::string& what) {
+    auto [earlier, fresh] = shipped_names_.emplace(name, std::make_pair(field, what));
+    if (fresh) return;
+    Issue(field, what + " would land in the task's folder as '" + name + "', where " + earlier->second.first +
+                     " (" + earlier->second.second + ") already is",
+          "ship them under different names (rename one, or give an archive its own name:)");
   }
 
   // A storage URI: a path (made absolute), file:// or s3://. Globs are allowed in inputs.
@@ -291,8 +338,19 @@ class SpecReader {
           }
         }
       }
-      for (const auto& other : spec.inputs) {
-        if (other.name == input.name) Issue(field + ".name", "'" + input.name + "' is used twice", "give each input its own name");
+      for (size_t j = 0; ok && j < spec.inputs.size(); ++j) {
+        const InputSpec& other = spec.inputs[j];
+        if (other.name == input.name) {
+          Issue(field + ".name", "'" + input.name + "' is used twice", "give each input its own name");
+          ok = false;
+        } else if (std::string shared = SharedVariable(InputVariables(other.name, other.mode),
+                                                       InputVariables(input.name, input.mode));
+                   !shared.empty()) {
+          Issue(field + ".name", "'" + input.name + "' and '" + other.name + "' (inputs[" + std::to_string(j) +
+                                     "]) would both set " + shared + ", and the program would see only one of them",
+                "give the inputs names that differ in more than upper and lower case");
+          ok = false;
+        }
       }
       if (ok) spec.inputs.push_back(std::move(input));
     }
@@ -339,6 +397,14 @@ class SpecReader {
         }
       }
       if (auto n = entry["on_failure"]) ReadBool(n, field + ".on_failure", &output.on_failure);
+      for (size_t j = 0; ok && j < spec.outputs.size(); ++j) {
+        const OutputSpec& other = spec.outputs[j];
+        if (OutputFolderVariable(other.name) != OutputFolderVariable(output.name)) continue;
+        Issue(field + ".name", "'" + output.name + "' and '" + other.name + "' (outputs[" + std::to_string(j) +
+                                   "]) would both set " + OutputFolderVariable(output.name),
+              "give each output its own name, differing in more than upper and lower case");
+        ok = false;
+      }
       if (ok) spec.outputs.push_back(std::move(output));
     }
   }
@@ -433,22 +499,40 @@ class SpecReader {
     issues_.push_back({field, problem, fix});
   }
 
-  void RecordLines(const YAML::Node& map, const std::string& prefix) {
-    if (map.IsSequence()) {
-      for (size_t i = 0; i < map.size(); ++i) {
+  // Walks the whole document once: records the line of every field, and refuses what no
+  // field may hold: a key given twice in one mapping (YAML and JSON readers would keep
+  // one of the two silently) and a NUL character in any text (it would end a command, a
+  // variable or a path there: `echo a\0b` would run `echo a`).
+  void RecordLines(const YAML::Node& node, const std::string& prefix) {
+    if (node.IsScalar()) {
+      CheckNoNul(prefix, node.Scalar());
+    } else if (node.IsSequence()) {
+      for (size_t i = 0; i < node.size(); ++i) {
         std::string path = prefix + "[" + std::to_string(i) + "]";
-        if (map[i].Mark().line >= 0) sources_.SetLine(path, map[i].Mark().line + 1);
-        RecordLines(map[i], path);
+        if (node[i].Mark().line >= 0) sources_.SetLine(path, node[i].Mark().line + 1);
+        RecordLines(node[i], path);
       }
-      return;
+    } else if (node.IsMap()) {
+      std::map<std::string, int> first_lines;
+      for (auto it = node.begin(); it != node.end(); ++it) {
+        std::string key = it->first.IsScalar() ? it->first.Scalar() : "?";
+        std::string path = prefix.empty() ? key : prefix + "." + key;
+        int line = it->first.Mark().line >= 0 ? it->first.Mark().line + 1 : 0;
+        if (line > 0) sources_.SetLine(path, line);
+        if (auto [first, fresh] = first_lines.emplace(key, line); !fresh && it->first.IsScalar()) {
+          Issue(path, "is given twice" + (first->second > 0 ? " (first at line " + std::to_string(first->second) + ")" : ""),
+                "keep one of them; two roles, inputs or fields need names of their own");
+        }
+        if (it->first.IsScalar()) CheckNoNul(path, key);
+        RecordLines(it->second, path);
+      }
     }
-    if (!map.IsMap()) return;
-    for (auto it = map.begin(); it != map.end(); ++it) {
-      std::string key = it->first.IsScalar() ? it->first.Scalar() : "?";
-      std::string path = prefix.empty() ? key : prefix + "." + key;
-      if (it->first.Mark().line >= 0) sources_.SetLine(path, it->first.Mark().line + 1);
-      RecordLines(it->second, path);
-    }
+  }
+
+  void CheckNoNul(const std::string& field, const std::string& text) {
+    if (text.find('\0') == std::string::npos) return;
+    Issue(field, "holds a NUL character (\\0), where a command, a variable or a path would end",
+          "remove it; a program that needs a NUL must make it itself");
   }
 
   void CheckKnownFields(const YAML::Node& map, const std::string& prefix, const std::vector<std::string>& known) {
@@ -619,8 +703,15 @@ class SpecReader {
     }
     if (auto n = node["memory"]) {
       auto memory = n.IsScalar() ? ParseMemory(n.Scalar()) : Result<int64_t>(InvalidArgument("must be a size"));
-      if (memory.ok()) role.resources.memory_bytes = *memory;
-      else Issue(prefix + ".memory", memory.status().message(), "e.g. memory: 512M or memory: 4G");
+      if (!memory.ok()) {
+        Issue(prefix + ".memory", memory.status().message(), "e.g. memory: 512M or memory: 4G");
+      } else if (*memory < kMinTaskMemoryBytes) {
+        Issue(prefix + ".memory", "'" + n.Scalar() + "' is less than the " + std::to_string(kMinTaskMemoryBytes >> 20) +
+                                      "M a task needs to start (Shoal's agent and the shell that starts the program)",
+              "give each task at least " + std::to_string(kMinTaskMemoryBytes >> 20) + "M, e.g. memory: 512M");
+      } else {
+        role.resources.memory_bytes = *memory;
+      }
     }
     if (auto n = node["gpus"]) {
       if (ReadInt(n, prefix + ".gpus", &role.resources.gpus) && (role.resources.gpus < 0 || role.resources.gpus > 1024)) {
@@ -660,6 +751,7 @@ class SpecReader {
   SourceMap& sources_;
   std::vector<SpecIssue>& issues_;
   std::set<std::string> secrets_;  // env names given as {secret: VALUE}
+  std::map<std::string, std::pair<std::string, std::string>> shipped_names_;  // name -> field, what
 };
 
 // Applies "a.b.c=value" to the document; the value is read as YAML ("3" is a number).
@@ -711,6 +803,11 @@ Status ApplyOverride(YAML::Node& root, const std::string& assignment, SourceMap&
   return Status::Ok();
 }
 
+// The 1-based line of text[at].
+int LineOf(const std::string& text, size_t at) {
+  return 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n'));
+}
+
 }  // namespace
 
 size_t EditDistance(const std::string& a, const std::string& b) {
@@ -731,9 +828,21 @@ size_t EditDistance(const std::string& a, const std::string& b) {
 Result<ParsedSpec> ParseJobSpec(const std::string& text, const ParseOptions& options) {
   ParsedSpec parsed{JobSpec{}, SourceMap(options.source_name)};
   if (text.size() > kMaxSpecBytes) return InvalidArgument(options.source_name + ": the spec is larger than 8 MiB");
+  if (size_t nul = text.find('\0'); nul != std::string::npos) {
+    return InvalidArgument(options.source_name + ":" + std::to_string(LineOf(text, nul)) +
+                           ": holds a NUL byte, which no command, variable or path can carry; fix: remove it "
+                           "(a spec is text; a program that needs a NUL must make it itself)");
+  }
   YAML::Node root;
   try {
-    root = YAML::Load(text);
+    std::vector<YAML::Node> documents = YAML::LoadAll(text);
+    if (!documents.empty()) root = documents.front();
+    for (size_t i = 1; i < documents.size(); ++i) {
+      if (documents[i].IsNull()) continue;  // a trailing '---' with nothing after it
+      return InvalidArgument(options.source_name + ":" + std::to_string(documents[i].Mark().line + 1) +
+                             ": a second YAML document starts here, and a spec file describes one job; fix: "
+                             "remove the '---' and what follows, or put each job in a file of its own");
+    }
   } catch (const YAML::Exception& e) {
     std::string where = options.source_name + ":" + std::to_string(e.mark.line + 1);
     return InvalidArgument(where + ": not valid YAML: " + e.msg + "; fix the syntax at that line");

@@ -26,6 +26,10 @@ namespace shoal {
 inline constexpr size_t kMaxSpecBytes = 8u << 20;
 // The shortest timeouts.heartbeat: two of the agents' heartbeats (one a second).
 inline constexpr int64_t kMinHeartbeatTimeoutMs = 2'000;
+// The least memory a task may ask for: what its agent and the shell that starts the
+// program use before the program itself runs (where a limit is enforced, as Slurm's
+// cgroups do, less than this kills the task before its program starts).
+inline constexpr int64_t kMinTaskMemoryBytes = 16ll << 20;
 
 struct ParsedSpec {
   JobSpec spec;

@@ -284,3 +284,110 @@ TEST(ParseJobSpec, ErrorsQuoteHostileBytesAsEscapes) {
 
 }  // namespace
 }  // namespace shoal
+
+namespace shoal {
+namespace {
+
+// The message of a refused spec, or "" when it was accepted.
+std::string Refusal(const std::string& text, ParseOptions options = Options()) {
+  auto parsed = ParseJobSpec(text, options);
+  return parsed.ok() ? "" : parsed.status().message();
+}
+
+TEST(ParseJobSpec, RefusesAKeyGivenTwiceNamingItAndItsLines) {
+  std::string roles = Refusal("roles:\n  w: {command: a}\n  w: {command: b}\n");
+  EXPECT_NE(roles.find("job.yaml:3: roles.w: is given twice (first at line 2)"), std::string::npos) << roles;
+  std::string instances = Refusal("roles:\n  w:\n    instances: 1\n    command: a\n    instances: 5\n");
+  EXPECT_NE(instances.find("job.yaml:5: roles.w.instances: is given twice (first at line 3)"), std::string::npos)
+      << instances;
+  std::string json = Refusal(R"({"roles": {"w": {"command": "a"}}, "name": "x", "name": "y"})");
+  EXPECT_NE(json.find("job.yaml:1: name: is given twice"), std::string::npos) << json;
+  EXPECT_EQ(Refusal("roles: {w: {command: a}, v: {command: a}}\nenv: {A: 1}\n"), "") << "distinct keys are fine";
+}
+
+TEST(ParseJobSpec, RefusesASecondDocument) {
+  std::string two = Refusal("roles: {w: {command: a}}\n---\nroles: {v: {command: b}}\n");
+  EXPECT_NE(two.find("job.yaml:3: a second YAML document"), std::string::npos) << two;
+  EXPECT_EQ(Refusal("---\nroles: {w: {command: a}}\n...\n"), "") << "one document with its markers is fine";
+  EXPECT_EQ(Refusal("roles: {w: {command: a}}\n---\n"), "") << "a trailing separator holds no document";
+}
+
+TEST(ParseJobSpec, RefusesANulInAnyText) {
+  std::string escaped = Refusal("roles: {w: {command: \"echo a\\0b\"}}\n");
+  EXPECT_NE(escaped.find("roles.w.command: holds a NUL character"), std::string::npos) << escaped;
+  std::string json = Refusal(R"({"roles": {"w": {"command": "true", "env": {"A": "x\u0000y"}}}})");
+  EXPECT_NE(json.find("roles.w.env.A: holds a NUL character"), std::string::npos) << json;
+  std::string key = Refusal("roles: {\"w\\0x\": {command: a}}\n");
+  EXPECT_NE(key.find("holds a NUL character"), std::string::npos) << key;
+  std::string raw = Refusal(std::string("roles: {w: {command: a}}\nname: 'a\0b'\n", 37));
+  EXPECT_NE(raw.find("job.yaml:2: holds a NUL byte"), std::string::npos) << raw;
+  ParseOptions flagged = Options();
+  flagged.overrides = {std::string("roles.w.command:=echo a\0b", 25)};
+  std::string flag = Refusal("roles: {w: {command: a}}\n", flagged);
+  EXPECT_NE(flag.find("flag --set roles.w.command: roles.w.command: holds a NUL character"), std::string::npos) << flag;
+}
+
+TEST(ParseJobSpec, RefusesDataNamesWhoseVariablesCollide) {
+  std::string inputs = Refusal("inputs:\n  - {name: train, uri: /data, mode: placeholder}\n"
+                               "  - {name: TRAIN, uri: /data, mode: placeholder}\nroles: {w: {command: a}}\n");
+  EXPECT_NE(inputs.find("job.yaml:3: inputs[1].name: 'TRAIN' and 'train' (inputs[0]) would both set SHOAL_INPUT_TRAIN"),
+            std::string::npos) << inputs;
+  std::string suffix = Refusal("inputs:\n  - {name: a, uri: /data, mode: download}\n"
+                               "  - {name: a_dir, uri: /data, mode: placeholder}\nroles: {w: {command: a}}\n");
+  EXPECT_NE(suffix.find("would both set SHOAL_INPUT_A_DIR"), std::string::npos) << suffix;
+  std::string outputs = Refusal("outputs:\n  - {name: model, uri: /out/a}\n  - {name: Model, uri: /out/b}\n"
+                                "roles: {w: {command: a}}\n");
+  EXPECT_NE(outputs.find("outputs[1].name: 'Model' and 'model' (outputs[0]) would both set SHOAL_OUTPUT_MODEL_DIR"),
+            std::string::npos) << outputs;
+  EXPECT_EQ(Refusal("inputs:\n  - {name: a, uri: /data, mode: download}\n  - {name: a_dir, uri: /data, mode: download}\n"
+                    "roles: {w: {command: a}}\n"), "") << "SHOAL_INPUT_A_DIR and SHOAL_INPUT_A_DIR_DIR differ";
+}
+
+TEST(ParseJobSpec, RefusesTwoShippedThingsWithOneName) {
+  std::string files = Refusal("files: [a/config.json, b/config.json]\nroles: {w: {command: a}}\n");
+  EXPECT_NE(files.find("files[1]: a copy of b/config.json would land in the task's folder as 'config.json', where "
+                       "files[0] (a copy of a/config.json) already is"), std::string::npos) << files;
+  std::string archives = Refusal("archives: [a/env.tar.gz, {path: b/other.zip, name: env}]\nroles: {w: {command: a}}\n");
+  EXPECT_NE(archives.find("archives[1].name: the unpacked /tmp/jobs/b/other.zip would land in the task's folder as 'env'"),
+            std::string::npos) << archives;
+  std::string mixed = Refusal("files: [lib]\narchives: [lib.tar]\nroles: {w: {command: a}}\n");
+  EXPECT_NE(mixed.find("archives[0].name:"), std::string::npos) << mixed;
+  EXPECT_EQ(Refusal("files: [a/x.json, b/y.json]\narchives: [a/env.tar.gz, {path: b/env.tar.gz, name: env2}]\n"
+                    "roles: {w: {command: a}}\n"), "");
+}
+
+TEST(ParseJobSpec, RefusesLessMemoryThanATaskNeedsToStart) {
+  std::string tiny = Refusal("roles: {w: {command: a, memory: 1M}}\n");
+  EXPECT_NE(tiny.find("roles.w.memory: '1M' is less than the 16M a task needs to start"), std::string::npos) << tiny;
+  EXPECT_EQ(Refusal("roles: {w: {command: a, memory: 16M}}\n"), "");
+}
+
+TEST(ParseJobSpec, ADerivedNameIsMadeValidInsteadOfRefused) {
+  struct Case {
+    const char* default_name;
+    const char* expected;
+  } cases[] = {{"\"><img src=x onerror=alert(1)>", "img-src-x-onerror-alert-1"},
+               {"../../etc/passwd", "etc-passwd"},
+               {"my job (v2)", "my-job-v2"},
+               {"train.v1", "train.v1"},
+               {"...", "job"},
+               {"", "job"},
+               {"\xe4\xbd\x9c\xe4\xb8\x9a", "job"}};
+  for (const auto& c : cases) {
+    ParseOptions options = Options();
+    options.default_name = c.default_name;
+    auto parsed = ParseJobSpec("roles: {w: {command: a}}\n", options);
+    ASSERT_TRUE(parsed.ok()) << c.default_name << ": " << parsed.status().ToString();
+    EXPECT_EQ(parsed->spec.name, c.expected) << c.default_name;
+  }
+  ParseOptions long_name = Options();
+  long_name.default_name = std::string(300, 'x');
+  EXPECT_EQ(ParseJobSpec("roles: {w: {command: a}}\n", long_name)->spec.name, std::string(128, 'x'));
+  ParseOptions named = Options();
+  named.default_name = "../x";
+  EXPECT_NE(Refusal("name: ../x\nroles: {w: {command: a}}\n", named).find("is not a valid job name"), std::string::npos)
+      << "a name the user wrote is still refused, not changed";
+}
+
+}  // namespace
+}  // namespace shoal

@@ -3,10 +3,13 @@
 // every submission through the API, so the same spec gets the same errors either way.
 //
 // Contract:
-//  - Checks, in one pass, reporting every problem of the first three at once with the
+//  - Checks, in one pass, reporting every problem of the first five at once with the
 //    spec's file, line and field (spec/spec_issue.h): the job fits the cluster (fit.h),
 //    the shipped files and archives exist and are safe to unpack (shipping.h), the
-//    framework accepts the roles (runtime/framework.h); then the data: every input
+//    framework accepts the roles (runtime/framework.h), every command and environment
+//    fits what the kernel passes to a program (launch_limits.h), and no local output is
+//    '/', the server's home or a folder holding it (a commit writes _SUCCESS and a folder
+//    per task there); then the data: every input
 //    matches something, every scheme is known, every bucket exists and the credentials
 //    are accepted (data/data_plan.h's ValidateData).
 //  - Errors are the user's to fix: InvalidArgument (exit 2, a 400), or NotFound for data
@@ -20,6 +23,7 @@
 
 namespace shoal {
 
-Status CheckSubmission(const ParsedSpec& parsed, const ClusterCapacity& capacity);
+// server_home: the home of the server that will run the job.
+Status CheckSubmission(const ParsedSpec& parsed, const ClusterCapacity& capacity, const std::string& server_home);
 
 }  // namespace shoal

@@ -1,4 +1,8 @@
 """Bad specs and flags: exit code 2, an error naming the field and the fix, nothing started."""
+import json
+import urllib.error
+import urllib.request
+
 import pytest
 
 from conftest import write_spec
@@ -25,7 +29,7 @@ BAD_SPECS = [
     ("more cpus than the machine", "roles: {worker: {cpus: 4096, command: 'true'}}", "roles.worker.cpus"),
     ("more memory than the machine", "roles: {worker: {memory: 64T, command: 'true'}}", "roles.worker.memory"),
     ("gpus on a machine without", "roles: {worker: {gpus: 1, command: 'true'}}", "roles.worker.gpus"),
-    ("a job larger than the cluster", "roles: {worker: {instances: 9000, cpus: 1, memory: 1M, command: 'true'}}", "roles"),
+    ("a job larger than the cluster", "roles: {worker: {instances: 9000, cpus: 1, memory: 16M, command: 'true'}}", "roles"),
     ("zero attempts", "max_attempts: 0\n" + OK_ROLE, "max_attempts"),
     ("bad duration", "timeouts: {heartbeat: forever}\n" + OK_ROLE, "timeouts.heartbeat"),
     ("heartbeat timeout shorter than two heartbeats", "timeouts: {heartbeat: 1ms}\n" + OK_ROLE, "timeouts.heartbeat"),
@@ -86,3 +90,85 @@ def test_unknown_jobs_are_exit_2(shoal):
         result = shoal.run(*command)
         assert result.returncode == 2, (command, result.stderr)
         assert "job" in result.stderr
+
+
+ROLE = "{instances: 1, cpus: 1, memory: 64M, command: 'true'}"
+NEVER_WORKS = [
+    ("a role given twice", f"roles:\n  w: {ROLE}\n  w: {ROLE}\n", "job.yaml:3: roles.w: is given twice (first at line 2)"),
+    ("instances given twice", "roles:\n  worker:\n    instances: 1\n    command: 'true'\n    instances: 3\n",
+     "job.yaml:5: roles.worker.instances: is given twice (first at line 3)"),
+    ("a key given twice in JSON", '{"roles": {"w": {"command": "true"}, "w": {"command": "false"}}}',
+     "job.yaml:1: roles.w: is given twice"),
+    ("a second YAML document", OK_ROLE + "\n---\n" + OK_ROLE + "\n", "job.yaml:3: a second YAML document"),
+    ("a NUL in a command", 'roles: {worker: {memory: 64M, command: "echo a\\0b"}}',
+     "roles.worker.command: holds a NUL character"),
+    ("a NUL in a variable", '{"env": {"A": "x\\u0000y"}, ' + OK_ROLE.replace("roles:", '"roles":')
+     .replace("worker", '"worker"') + "}", "env.A: holds a NUL character"),
+    ("inputs whose variables collide", "inputs:\n  - {name: train, uri: /etc/hostname, mode: placeholder}\n"
+     "  - {name: TRAIN, uri: /etc/hostname, mode: placeholder}\n" + OK_ROLE,
+     "job.yaml:3: inputs[1].name: 'TRAIN' and 'train' (inputs[0]) would both set SHOAL_INPUT_TRAIN"),
+    ("outputs whose variables collide", "outputs: [{name: model, uri: /tmp/shoal-e2e-a}, {name: MODEL, uri: "
+     "/tmp/shoal-e2e-b}]\n" + OK_ROLE, "would both set SHOAL_OUTPUT_MODEL_DIR"),
+    ("two shipped files with one base name", "files: [/etc/hostname, /etc/../etc/hostname]\n" + OK_ROLE,
+     "files[1]: a copy of /etc/../etc/hostname would land in the task's folder as 'hostname'"),
+    ("two archives with one name", "archives: [a/env.tar.gz, b/env.zip]\n" + OK_ROLE,
+     "archives[1].name: the unpacked"),
+    ("memory below what a task needs", "roles: {worker: {memory: 1M, command: 'true'}}",
+     "roles.worker.memory: '1M' is less than the 16M a task needs to start"),
+    ("an output into the root folder", "outputs: [{name: model, uri: /}]\n" + OK_ROLE,
+     "outputs[0].uri: '/' is the root folder"),
+    ("a command past one argument's limit", "roles: {worker: {memory: 64M, command: 'true " + "x" * 200_000 + "'}}",
+     "roles.worker.command: is 200005 bytes, more than the"),
+    ("variables past the total limit", "env: {" + ", ".join(f"V{i}: {'v' * 100_000}" for i in range(25)) + "}\n"
+     + OK_ROLE, "roles.worker: its command and variables take"),
+]
+
+
+@pytest.mark.parametrize("label,text,message", NEVER_WORKS, ids=[b[0] for b in NEVER_WORKS])
+def test_a_spec_that_could_never_work_is_refused_at_submit(shoal, tmp_path, label, text, message):
+    spec = write_spec(tmp_path, text)
+    result = shoal.run("submit", str(spec), timeout=30)
+    assert result.returncode == 2, result.stderr
+    assert message in result.stderr, result.stderr
+    assert not result.stdout, "no job id: nothing was submitted"
+    assert not (shoal.home / "server.json").exists(), "a bad spec must not even start the server"
+
+
+def test_an_output_holding_the_servers_home_is_refused_by_the_cli_and_the_api(shoal, tmp_path):
+    for uri in (shoal.home, shoal.home.parent, f"file://{shoal.home}/"):
+        spec = write_spec(tmp_path, f"outputs: [{{name: model, uri: '{uri}'}}]\n" + OK_ROLE)
+        result = shoal.run("submit", str(spec), timeout=30)
+        assert result.returncode == 2, result.stderr
+        assert "outputs[0].uri" in result.stderr and "server's home" in result.stderr, result.stderr
+    shoal.start_server()
+    status, reply = api_submit(shoal, {"spec": f"outputs: [{{name: model, uri: '{shoal.home.parent}'}}]\n" + OK_ROLE})
+    assert status == 400 and "holds the server's home" in reply["error"]["message"], (status, reply)
+    assert shoal.run("list", check=0).stdout.count("\n") == 1, "no job was created"
+
+
+def api_submit(shoal, body):
+    """POST /api/v1/jobs with the server's token: (status, reply)."""
+    url = json.loads((shoal.home / "server.json").read_text())["url"]
+    request = urllib.request.Request(f"{url}/api/v1/jobs", json.dumps(body).encode(),
+                                     {"Content-Type": "application/json", "Authorization": f"Bearer {shoal.token()}"})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as reply:
+            return reply.status, json.loads(reply.read())
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read())
+
+
+def test_a_name_derived_from_the_file_or_the_api_is_made_valid(shoal, tmp_path):
+    """The user did not write it, so it is cleaned rather than refused; a name: the user
+    wrote is still checked as written."""
+    shoal.start_server()
+    spec = write_spec(tmp_path, OK_ROLE, '"><img src=x onerror=alert(1)>.yaml')
+    from_file = shoal.submit(spec)
+    status, reply = api_submit(shoal, {"spec": OK_ROLE, "default_name": "../../etc/passwd"})
+    assert status == 200, reply
+    names = {job["id"]: job["name"] for job in json.loads(shoal.run("list", "--json", check=0).stdout)["jobs"]}
+    assert names == {from_file: "img-src-x-onerror-alert-1", reply["id"]: "etc-passwd"}, names
+    for job in names:
+        shoal.run("wait", job, check=0, timeout=60)
+    status, reply = api_submit(shoal, {"spec": "name: ../../etc/passwd\n" + OK_ROLE})
+    assert status == 400 and "is not a valid job name" in reply["error"]["message"], reply
