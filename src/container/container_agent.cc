@@ -295,7 +295,10 @@ int ContainerAgent::Supervise(Programs& programs, int log_fd, int heartbeat_ms, 
     for (size_t i = 0; i < pids.size(); ++i) {
       if (exits[i] || !(exits[i] = processes_.TryWait(pids[i]))) continue;
       --running;
-      processes_.SignalGroup(pids[i], SIGKILL);  // anything it left behind in its group
+      // Anything it left behind in its group dies with it, unless Shoal is stopping the
+      // task: then the group has the rest of the grace (the shell died of SIGTERM, but the
+      // program under it is still printing its traceback).
+      if (kill_at == 0) processes_.SignalGroup(pids[i], SIGKILL);
       if (!exits[i]->success() && !failure) {
         failure = exits[i];
         failed_local_rank = i;
@@ -346,6 +349,12 @@ int ContainerAgent::Supervise(Programs& programs, int log_fd, int heartbeat_ms, 
       kill_at = now + options_.stop_grace_ms;
     }
     if (kill_at != 0 && now >= kill_at) signal_all(SIGKILL);
+  }
+  if (kill_at != 0) {
+    // Stopped: what is left in the programs' groups may finish its output until the grace
+    // ends (the pipes close when the last writer exits), then is killed.
+    while (capture.open() && clock_.NowMillis() < kill_at) (void)capture.Pump(options_.tick_ms);
+    for (pid_t pid : pids) processes_.SignalGroup(pid, SIGKILL);
   }
   capture.Drain();
   ExitInfo exit = failure ? *failure : *exits.front();

@@ -11,8 +11,10 @@
 //    variables; the first that fails stops the others and decides the task's exit) runs
 //    in a process group of its own and dies with the agent
 //    (PR_SET_PDEATHSIG). Stopping (an AM order, SIGTERM to the agent) sends the group
-//    SIGTERM, then SIGKILL after the grace period; when the program exits, whatever it
-//    left in its group is killed too.
+//    SIGTERM, then SIGKILL after the grace period, which the whole group gets even when
+//    the shell at its head died at once (the program under it may be printing its
+//    traceback); when the program exits on its own, whatever it left in its group is
+//    killed at once.
 //  - Run() returns the agent's exit code: 0 when it reported the program's end (whatever
 //    that was), 1 when it could not reach the AM.
 // Thread-safety: Run() on one thread; RequestStop() from any thread.

@@ -50,6 +50,34 @@ roles:
     assert shoal.job_processes(job_id) == []
 
 
+def test_peers_stopped_after_a_failure_finish_their_output_within_the_grace(shoal, tmp_path):
+    shoal.start_server()
+    # worker[0] runs under /bin/sh, which dies of the SIGTERM at once; the Python program
+    # under it handles the signal and prints for a second, as a traceback would.
+    (tmp_path / "peer.py").write_text("""
+import os, signal, sys, time
+if os.environ["SHOAL_INDEX"] == "1":
+    time.sleep(1)
+    sys.exit(1)
+def stopped(signum, frame):
+    for i in range(10):
+        print(f"last words {i}", flush=True)
+        time.sleep(0.1)
+    sys.exit(3)
+signal.signal(signal.SIGTERM, stopped)
+time.sleep(60)
+""")
+    spec = write_spec(tmp_path, """
+name: peers
+roles:
+  worker: {instances: 2, cpus: 0.5, memory: 64M, command: /usr/bin/python3 peer.py}
+""")
+    result, job_id = shoal.run_job(spec, check=1, timeout=60)
+    assert "worker[1] failed" in result.stderr, result.stderr
+    assert "last words 9" in shoal.logs(job_id, index=0), shoal.log_tails()
+    assert shoal.job_processes(job_id) == []
+
+
 def test_kill_leaves_no_process_behind(shoal, tmp_path):
     shoal.start_server()
     # Each task leaves a grandchild in the background and a process that escapes its group.
