@@ -72,7 +72,7 @@ void ApplicationMaster::Close() {
     closing_ = true;
   }
   changed_.notify_all();
-  http_.stop();
+  if (http_) http_->stop();
 }
 
 void ApplicationMaster::Abandon() {
@@ -138,15 +138,15 @@ void ApplicationMaster::InstallRoutes() {
       return result;
     });
   };
-  http_.Post(kRegisterPath, with_task(std::type_identity<RegisterRequest>{}, [this](const RegisterRequest& m) -> Result<Json> {
+  http_->Post(kRegisterPath, with_task(std::type_identity<RegisterRequest>{}, [this](const RegisterRequest& m) -> Result<Json> {
     RETURN_IF_ERROR(tracker_->Register(m.task.role, m.task.index, m.host, m.ports, m.gpus));
     return Json::object();
   }));
-  http_.Post(kStartedPath, with_task(std::type_identity<StartedRequest>{}, [this](const StartedRequest& m) -> Result<Json> {
+  http_->Post(kStartedPath, with_task(std::type_identity<StartedRequest>{}, [this](const StartedRequest& m) -> Result<Json> {
     RETURN_IF_ERROR(tracker_->Started(m.task.role, m.task.index, m.pid, m.board_url));
     return Json::object();
   }));
-  http_.Post(kHeartbeatPath, with_task(std::type_identity<HeartbeatRequest>{}, [this](const HeartbeatRequest& m) -> Result<Json> {
+  http_->Post(kHeartbeatPath, with_task(std::type_identity<HeartbeatRequest>{}, [this](const HeartbeatRequest& m) -> Result<Json> {
     ASSIGN_OR_RETURN(bool keep_running, tracker_->Heartbeat(m.task.role, m.task.index, m));
     HeartbeatReply reply;
     reply.keep_running = keep_running;
@@ -155,24 +155,24 @@ void ApplicationMaster::InstallRoutes() {
     reply.save_models = saves_->ForTask(m.task.role, m.task.index);
     return Encode(reply);
   }));
-  http_.Post(kStacksPath, with_task(std::type_identity<StacksAnswer>{}, [this](const StacksAnswer& m) -> Result<Json> {
+  http_->Post(kStacksPath, with_task(std::type_identity<StacksAnswer>{}, [this](const StacksAnswer& m) -> Result<Json> {
     stack_requests_.Answer(tracker_->Find(m.task.role, m.task.index)->rank, m.id, m.text);
     return Json::object();
   }));
-  http_.Post(kStackRequestPath, RouteJson([this](const httplib::Request& req) -> Result<Json> {
+  http_->Post(kStackRequestPath, RouteJson([this](const httplib::Request& req) -> Result<Json> {
     // only the server asks: it proves itself with this attempt's token
     if (attempt_token_.empty() || !SecretEquals(req.get_header_value("Authorization"), "Bearer " + attempt_token_)) {
       return PermissionDenied("only the Shoal server may ask this AM for stacks");
     }
     return HandleStackRequest();
   }));
-  http_.Post(kExitedPath, with_task(std::type_identity<ExitRequest>{}, [this](const ExitRequest& m) -> Result<Json> {
+  http_->Post(kExitedPath, with_task(std::type_identity<ExitRequest>{}, [this](const ExitRequest& m) -> Result<Json> {
     RETURN_IF_ERROR(tracker_->Exited(m.task.role, m.task.index, m.exit, m.message));
     saves_->TaskEnded(m.task.role, m.task.index);
     return Json::object();
   }));
-  http_.Get(kClusterPath, RouteJson([this](const httplib::Request& req) { return HandleCluster(req); }));
-  http_.Post(kMpiLaunchPath, RouteJson([this](const httplib::Request& req) -> Result<Json> {
+  http_->Get(kClusterPath, RouteJson([this](const httplib::Request& req) { return HandleCluster(req); }));
+  http_->Post(kMpiLaunchPath, RouteJson([this](const httplib::Request& req) -> Result<Json> {
     if (!tokens_.AllowsMpi(req.get_header_value("Authorization"))) return MpiTokenMissing();
     ASSIGN_OR_RETURN(Json body, ParseBody(req));
     ASSIGN_OR_RETURN(MpiLaunchRequest launch, Decode<MpiLaunchRequest>(body));
@@ -185,8 +185,8 @@ void ApplicationMaster::InstallRoutes() {
     changed_.notify_all();
     return Json::object();
   }));
-  http_.Get(kMpiCommandPath, RouteJson([this](const httplib::Request& req) { return HandleMpiCommand(req); }));
-  http_.Get(kMpiWaitPath, RouteJson([this](const httplib::Request& req) { return HandleMpiWait(req); }));
+  http_->Get(kMpiCommandPath, RouteJson([this](const httplib::Request& req) { return HandleMpiCommand(req); }));
+  http_->Get(kMpiWaitPath, RouteJson([this](const httplib::Request& req) { return HandleMpiWait(req); }));
 }
 
 Status ApplicationMaster::CheckTaskToken(const httplib::Request& req, const TaskId& id) const {
@@ -293,12 +293,12 @@ void ApplicationMaster::DriveMpirun() {
 }
 
 Status ApplicationMaster::StartServer() {
+  // Tasks' long polls (MPI's wait, the rendezvous store) still hold a worker each here.
+  http_ = std::make_unique<GatedHttpServer>(static_cast<size_t>(spec_.TotalTasks()) + 8, FitToOpenFileLimit(GateLimits{}));
   InstallRoutes();
-  size_t threads = static_cast<size_t>(spec_.TotalTasks()) + 8;
-  http_.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
-  ASSIGN_OR_RETURN(int port, BindServer(http_, options_.bind_host, 0));
+  ASSIGN_OR_RETURN(int port, BindServer(*http_, options_.bind_host, 0));
   am_addr_ = options_.bind_host + ":" + std::to_string(port);
-  listener_ = ServeInBackground(http_);
+  listener_ = ServeInBackground(*http_);
   return Status::Ok();
 }
 

@@ -36,6 +36,7 @@
 
 #include "backend/cluster_backend.h"
 #include "common/clock.h"
+#include "common/gated_http_server.h"
 #include "common/http_client.h"
 #include "common/process.h"
 #include "data/data_plan.h"
@@ -101,7 +102,7 @@ class ApplicationMaster {
   std::unique_ptr<AttemptTracker> tracker_;
   std::optional<data::DataPlan> data_plan_;      // each task's inputs and outputs
   std::unique_ptr<data::SaveTracker> saves_;     // Save Model requests; GUARDED_BY(mutex_)
-  httplib::Server http_;
+  std::unique_ptr<GatedHttpServer> http_;  // made by StartServer, sized for the job's tasks
   std::thread listener_;                 // serves http_ until the AM closes
   std::atomic<bool> closing_{false};     // abandoned or being destroyed: every long poll ends
   std::string am_addr_;

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "common/files.h"
+#include "common/gated_http_server.h"
 #include "common/http_server.h"
 #include "server/server_hooks.h"
 #include "server/test_jobs.h"
@@ -74,7 +75,7 @@ class ApiTest : public ::testing::TestWithParam<bool> {
   std::unique_ptr<JobManager>& manager_ = jobs_.manager;
   ServerAuth auth_ = ServerAuth::WithToken(kServerToken, true);
   RequestMetrics requests_;
-  httplib::Server http_;
+  GatedHttpServer http_{8};
   int port_ = 0;
   std::thread thread_;
 };

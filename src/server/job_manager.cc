@@ -117,6 +117,7 @@ void JobManager::Stop() {
     std::lock_guard lock(mutex_);
     if (stopping_) return;
     stopping_ = true;
+    if (change_listener_) change_listener_();
   }
   changed_.notify_all();
   if (scheduler_.joinable()) scheduler_.join();
@@ -149,6 +150,7 @@ void JobManager::Changed(JobRecord& job) {
   dirty_.insert(job.id);
   wake_ = true;
   changed_.notify_all();
+  if (change_listener_) change_listener_();
 }
 
 void JobManager::Wake() {
@@ -275,6 +277,12 @@ Result<Json> JobManager::Get(const std::string& id, int64_t wait_version, int wa
     if (!job) return NotFound("job '" + id + "' is gone");
   }
   return protocol::Encode(job->Detail());
+}
+
+bool JobManager::HasNewerThan(const std::string& id, int64_t version) {
+  std::lock_guard lock(mutex_);
+  const JobRecord* job = FindLive(id);
+  return stopping_ || !job || job->version > version;
 }
 
 Result<Json> JobManager::List(const JobFilter& filter) {

@@ -79,6 +79,13 @@ class JobManager {
   Result<Json> Kill(const std::string& id);
   // The job's detail; with wait_version > 0, waits up to wait_ms for a newer version.
   Result<Json> Get(const std::string& id, int64_t wait_version, int wait_ms);
+  // Whether a Get() waiting on `version` would return now: the job has a newer version,
+  // is not live (ended and stored, or unknown), or the manager is stopping. Quick: the
+  // server's connection gate asks it for each parked long poll after each change.
+  bool HasNewerThan(const std::string& id, int64_t version);
+  // Called after every change a waiting Get() could see, with the manager's lock held:
+  // it must not block or call back into the manager. Set before Start().
+  void set_change_listener(std::function<void()> listener) { change_listener_ = std::move(listener); }
   Result<Json> List(const JobFilter& filter);
   Json ClusterInfo();
   // What the backend offers (for the submission check).
@@ -154,6 +161,7 @@ class JobManager {
   int background_running_ = 0;                       // GUARDED_BY(mutex_)
   Histogram heartbeat_rtt_;                          // thread-safe itself
   std::function<std::string(const std::string&, int)> attempt_tokens_;
+  std::function<void()> change_listener_;
 };
 
 }  // namespace shoal

@@ -14,6 +14,7 @@
 #include "backend/local/local_backend.h"
 #include "backend/slurm/slurm_backend.h"
 #include "common/files.h"
+#include "common/gated_http_server.h"
 #include "common/http_client.h"
 #include "common/http_server.h"
 #include "common/log.h"
@@ -22,12 +23,16 @@
 #include "common/paths.h"
 #include "common/units.h"
 #include "server/api.h"
+#include "server/long_polls.h"
 #include "server/server_auth.h"
 #include "server/server_hooks.h"
 #include "server/web_ui.h"
 
 namespace shoal {
 namespace {
+
+// Threads that run handlers; connections and long polls wait in the gate, not here.
+constexpr size_t kServerWorkers = 16;
 
 int StopServer(const std::string& home) {
   auto text = ReadFile(ServerInfoPath(home));
@@ -145,8 +150,7 @@ int ServerCommand(int argc, char** argv) {
   }
   BlockTerminationSignals();
 
-  httplib::Server http;
-  http.new_task_queue = [] { return new httplib::ThreadPool(32); };
+  GatedHttpServer http(kServerWorkers, FitToOpenFileLimit(GateLimits{}));
   auto bound = BindServer(http, host, port);
   if (!bound.ok() && port_option->count() == 0) bound = BindServer(http, host, 0);  // the default port is taken
   if (!bound.ok()) {
@@ -169,6 +173,8 @@ int ServerCommand(int argc, char** argv) {
     backend = std::make_unique<LocalBackend>(capacity, SelfExecutable(), RealProcessLauncher::Instance());
   }
   JobManager jobs(**store, **series, *backend, SystemClock::Instance(), url, home);
+  http.set_parking_rule(ParkJobWaits(jobs));
+  jobs.set_change_listener([&http] { http.WakeParked(); });
   jobs.set_attempt_tokens([&auth](const std::string& job, int attempt) { return auth->AttemptToken(job, attempt); });
   if (Status s = jobs.Start(); !s.ok()) {
     std::fprintf(stderr, "shoal server: %s\n", s.message().c_str());

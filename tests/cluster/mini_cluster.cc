@@ -10,11 +10,13 @@
 #include <vector>
 
 #include "common/files.h"
+#include "common/gated_http_server.h"
 #include "common/http_server.h"
 #include "container/container_command.h"
 #include "master/application_master.h"
 #include "runtime/framework.h"
 #include "server/api.h"
+#include "server/long_polls.h"
 #include "server/server_hooks.h"
 #include "spec/spec_parser.h"
 #include "tests/cluster/link_proxy.h"
@@ -204,6 +206,8 @@ class MiniBackend final : public ClusterBackend {
 };
 
 namespace {
+
+constexpr size_t kServerWorkers = 8;
 constexpr char kAdminToken[] = "mini-cluster-server-token";
 }  // namespace
 
@@ -236,10 +240,12 @@ MiniCluster::~MiniCluster() {
 }
 
 void MiniCluster::StartServer() {
-  http_ = std::make_unique<httplib::Server>();
+  http_ = std::make_unique<GatedHttpServer>(kServerWorkers);
   int port = BindServer(*http_, "127.0.0.1", 0).value();
   url_ = "http://127.0.0.1:" + std::to_string(port);
   jobs_ = std::make_unique<JobManager>(*store_, *series_, *backend_, clock_, url_, home_);
+  http_->set_parking_rule(ParkJobWaits(*jobs_));
+  jobs_->set_change_listener([http = http_.get()] { http->WakeParked(); });
   jobs_->set_attempt_tokens([this](const std::string& job, int attempt) { return auth_.AttemptToken(job, attempt); });
   InstallServerHooks(*http_, auth_, metrics_, home_ + "/token");
   InstallApi(*http_, ApiContext{*jobs_, auth_, metrics_, "local", [] {}});

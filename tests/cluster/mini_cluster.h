@@ -31,6 +31,7 @@
 #include <thread>
 
 #include "common/clock.h"
+#include "common/gated_http_server.h"
 #include "common/http_client.h"
 #include "common/json.h"
 #include "common/status.h"
@@ -116,7 +117,7 @@ class MiniCluster {
   std::unique_ptr<SeriesStore> series_;
   std::unique_ptr<JobManager> jobs_;
   RequestMetrics metrics_;
-  std::unique_ptr<httplib::Server> http_;
+  std::unique_ptr<GatedHttpServer> http_;
   std::thread listener_;
   std::string url_;
 };

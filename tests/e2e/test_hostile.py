@@ -222,3 +222,93 @@ def test_a_huge_header_and_body_are_refused(served):
                      f"Content-Type: application/json\r\nContent-Length: {(64 << 20) + 1}\r\n\r\n".encode())
         reply = conn.recv(4096).decode(errors="replace")
     assert reply.startswith("HTTP/1.1 413"), reply[:300]
+
+
+def raw_request(url, data: bytes, timeout=30):
+    """Sends raw bytes to the server; returns what it answers before closing or timing out."""
+    host, port = url.removeprefix("http://").rsplit(":", 1)
+    with socket.create_connection((host, int(port)), timeout=timeout) as conn:
+        conn.sendall(data)
+        reply = b""
+        try:
+            while chunk := conn.recv(65536):
+                reply += chunk
+                if b"\r\n\r\n" in reply and b"}" in reply:
+                    break
+        except (socket.timeout, ConnectionResetError):
+            pass
+    return reply.decode(errors="replace")
+
+
+def test_a_megabyte_url_is_too_long_and_two_lengths_are_refused(served):
+    _, url = served
+    reply = raw_request(url, b"GET /api/v1/jobs?name=" + b"a" * (1 << 20) + b" HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+    assert reply.startswith("HTTP/1.1 414"), reply[:300]
+    assert "POST body" in reply, reply[:300]
+    reply = raw_request(url, b"POST /api/v1/jobs HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 2\r\n"
+                             b"Content-Length: 20\r\n\r\n{}")
+    assert reply.startswith("HTTP/1.1 400") and "two different Content-Length" in reply, reply[:300]
+
+
+def servers_of(home):
+    """Pids of the `shoal server` processes serving `home`."""
+    needle = b"\0server\0--home\0" + str(home).encode() + b"\0"
+    found = []
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                if needle in f.read():
+                    found.append(int(entry))
+        except OSError:
+            pass
+    return found
+
+
+def test_the_server_stays_up_under_idle_slow_and_long_polling_clients(tmp_path):
+    """1,000 connections that only connect, 200 that send their headers a byte at a time and
+    200 long polls, all held open from this machine: the CLI still answers, a running job
+    still succeeds, and no second server is started."""
+    import resource
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 8192), hard))
+    home = tmp_path / "home"
+    home.mkdir()
+    shoal = Shoal(home)
+    shoal.start_server()
+    url = json.loads((home / "server.json").read_text())["url"]
+    host, port = url.removeprefix("http://").rsplit(":", 1)
+    spec = write_spec(tmp_path, "name: steady\nroles: {worker: {instances: 2, cpus: 0.1, memory: 16M, "
+                                "command: 'for i in 1 2 3 4 5 6; do echo tick $i; sleep 1; done'}}\n")
+    job = shoal.submit(spec)
+    version = shoal.status(job)["version"]
+    held = []
+    try:
+        for _ in range(1000):
+            held.append(socket.create_connection((host, int(port)), timeout=30))
+        slow = []
+        for _ in range(200):
+            conn = socket.create_connection((host, int(port)), timeout=30)
+            conn.sendall(b"GET /api/v1/jobs HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+            slow.append(conn)
+        held += slow
+        for _ in range(200):
+            conn = socket.create_connection((host, int(port)), timeout=30)
+            conn.sendall(f"GET /api/v1/jobs/{job}?wait_version={version + 1000}&wait_ms=60000 HTTP/1.1\r\n"
+                         f"Host: 127.0.0.1\r\n\r\n".encode())
+            held.append(conn)
+        for tick in range(4):
+            for conn in slow:
+                conn.sendall(b"a")
+            listed = shoal.run("list", "--json", check=0, timeout=20)
+            assert job in listed.stdout
+            assert http(url, "GET", "/api/v1/health")[0] == 200
+        assert shoal.wait_state(job, "SUCCEEDED", timeout=60)["state"] == "SUCCEEDED"
+        assert "tick 6" in shoal.logs(job, index=1)
+        info = json.loads((home / "server.json").read_text())
+        assert info["url"] == url and info["pid"] == shoal.server.pid, "no second server was started"
+        assert servers_of(home) == [shoal.server.pid]
+    finally:
+        for conn in held:
+            conn.close()
+        shoal.stop_server()
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
