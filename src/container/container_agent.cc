@@ -22,6 +22,7 @@
 #include "container/port_reservation.h"
 #include "container/progress_line.h"
 #include "container/resource_sampler.h"
+#include "container/shell_command.h"
 #include "container/stack_dump.h"
 #include "protocol/task_messages.h"
 
@@ -202,7 +203,7 @@ Result<ContainerAgent::Programs> ContainerAgent::StartPrograms(const std::string
     }
     auto process_env = env;
     for (const auto& [key, value] : process_envs[local]) process_env[key] = value;
-    auto pid = processes_.Spawn({.argv = {"/bin/sh", "-c", command},
+    auto pid = processes_.Spawn({.argv = {"/bin/sh", "-c", ShellCommand(command)},
                                  .env = process_env,
                                  .cwd = workdir,
                                  .new_process_group = true,

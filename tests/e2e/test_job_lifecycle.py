@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from conftest import REPO, write_spec
+from conftest import REPO, wait_for, write_spec
 
 pytestmark = pytest.mark.slow
 
@@ -75,6 +75,19 @@ roles:
     result, job_id = shoal.run_job(spec, check=1, timeout=60)
     assert "worker[1] failed" in result.stderr, result.stderr
     assert "last words 9" in shoal.logs(job_id, index=0), shoal.log_tails()
+    assert shoal.job_processes(job_id) == []
+
+
+def test_status_shows_the_programs_pid_not_its_shells(shoal, tmp_path):
+    shoal.start_server()
+    spec = write_spec(tmp_path, "name: pid\nroles: {worker: {cpus: 0.5, memory: 64M, command: sleep 30}}\n")
+    job_id = shoal.submit(spec)
+    task = wait_for(lambda: [t for t in shoal.status(job_id)["attempts"][-1]["tasks"] if t.get("pid")] if
+                    shoal.status(job_id)["attempts"] else None, 30, what="the task's pid")[0]
+    with open(f"/proc/{task['pid']}/cmdline", "rb") as f:
+        assert f.read().split(b"\0")[0] == b"sleep", "the pid shown is the program's"
+    assert str(task["pid"]) in shoal.run("status", job_id, check=0).stdout
+    shoal.run("kill", job_id, check=0)
     assert shoal.job_processes(job_id) == []
 
 
