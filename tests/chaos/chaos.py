@@ -17,7 +17,10 @@ exits 1 if any run did neither recover nor fail cleanly, left a process or lost 
 or if a fault could not run because the service it needs could not be started.
 
 Faults on the embedded local cluster: user-kill9, agent-kill9, am-kill9, server-kill9,
-sigstop-worker, disk-full. Against a real S3 service (a single-node Ceph RADOS Gateway,
+sigstop-worker, disk-full, hostile-clients (1,000 connections that only connect, 200 that
+send their headers a byte at a time and 200 long polls held against the server until the
+job ends, while the CLI must keep answering: the job must succeed in its first attempt).
+Against a real S3 service (a single-node Ceph RADOS Gateway,
 scripts/ceph-up.sh, started here when it is not running and stopped at the end if it was
 started here): s3-stop-download (radosgw killed while the tasks download their input,
 brought back once the attempt has ended) and s3-stop-upload (the same while the tasks
@@ -35,6 +38,8 @@ upload counted as activity).
 """
 import argparse
 import base64
+import resource
+import threading
 import glob
 import hashlib
 import json
@@ -55,7 +60,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import chaos_job  # noqa: E402  (the job's own helpers: what its outputs must hold)
 
-LOCAL_FAULTS = ["user-kill9", "agent-kill9", "am-kill9", "server-kill9", "sigstop-worker", "disk-full"]
+LOCAL_FAULTS = ["user-kill9", "agent-kill9", "am-kill9", "server-kill9", "sigstop-worker", "disk-full", "hostile-clients"]
 S3_FAULTS = ["s3-stop-download", "s3-stop-upload"]
 SLURM_FAULTS = ["slurmd-kill9"]
 FAULTS = LOCAL_FAULTS + S3_FAULTS + SLURM_FAULTS
@@ -523,6 +528,9 @@ roles:
             time.sleep(1)
             self.start_server()
             return
+        if self.fault == "hostile-clients":
+            self.hold_hostile_clients(job)
+            return
         if self.fault == "disk-full":
             # the job's data disk fills up: a tmpfs mounted over the data folder, then filled
             subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(self.data)], check=True)
@@ -567,6 +575,46 @@ roles:
             raise RuntimeError(f"no {kind} process of {job} to fault")
         os.kill(pid, signal.SIGSTOP if self.fault == "sigstop-worker" else signal.SIGKILL)
 
+    def hold_hostile_clients(self, job):
+        """Opens the hostile connections and, on a thread, keeps the slow ones trickling and
+        checks every second that `shoal list` still answers, until release_hostile_clients."""
+        def connect():
+            return socket.create_connection(("127.0.0.1", self.port), timeout=30)
+        version = (self.status(job) or {}).get("version", 1)
+        self.hostile = [connect() for _ in range(1000)]
+        slow = []
+        for _ in range(200):
+            slow.append(connect())
+            slow[-1].sendall(b"GET /api/v1/jobs HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+        for _ in range(200):
+            self.hostile.append(connect())
+            self.hostile[-1].sendall(f"GET /api/v1/jobs/{job}?wait_version={version + 100000}&wait_ms=60000 HTTP/1.1\r\n"
+                                     f"Host: 127.0.0.1\r\n\r\n".encode())
+        self.hostile += slow
+        self.hostile_done = threading.Event()
+
+        def pester():
+            while not self.hostile_done.wait(1.0):
+                for conn in slow:
+                    try:
+                        conn.sendall(b"a")
+                    except OSError:
+                        pass
+                listed = self.cli("list", timeout=30)
+                if listed.returncode != 0:
+                    self.notes.append(f"`shoal list` failed under hostile clients: {listed.stderr.strip()[:200]}")
+        self.hostile_thread = threading.Thread(target=pester, daemon=True)
+        self.hostile_thread.start()
+
+    def release_hostile_clients(self):
+        if getattr(self, "hostile_thread", None):
+            self.hostile_done.set()
+            self.hostile_thread.join()
+            self.hostile_thread = None
+        for conn in getattr(self, "hostile", []):
+            conn.close()
+        self.hostile = []
+
     def transfer_in_flight(self, job):
         """Right after S3 went away: was the transfer the fault aims at still going on?"""
         if self.fault == "s3-stop-download":
@@ -587,7 +635,10 @@ roles:
             job = submitted.stdout.strip()
             self.wait_for_fault_point(job)
             self.inject(job)
-            final = self.wait(job, lambda d: d["state"] in ("SUCCEEDED", "FAILED", "KILLED"), 180, "the job to end")
+            try:
+                final = self.wait(job, lambda d: d["state"] in ("SUCCEEDED", "FAILED", "KILLED"), 180, "the job to end")
+            finally:
+                self.release_hostile_clients()
             outcome = self.judge(final)
             orphans = self.orphans(job)
             lost = self.lost_outputs(final)
@@ -649,8 +700,10 @@ roles:
             if retried and len(attempts) < 2:
                 self.notes.append(f"a fault in the only attempt, yet it SUCCEEDED: {attempts}")
                 return "bad"
-            if self.fault == "server-kill9" and len(attempts) != 1:
-                self.notes.append(f"the server's restart cost the running attempt: {len(attempts)} attempts")
+            if self.fault in ("server-kill9", "hostile-clients") and len(attempts) != 1:
+                self.notes.append(f"{self.fault} cost the running attempt: {len(attempts)} attempts")
+                return "bad"
+            if self.fault == "hostile-clients" and any("shoal list" in note for note in self.notes):
                 return "bad"
             resumes = self.fault in ("user-kill9", "agent-kill9", "am-kill9", "sigstop-worker") or (
                 self.fault in SLURM_FAULTS and len(attempts) > 1)
@@ -664,6 +717,9 @@ roles:
             if final["state"] == "FAILED" and self.names_s3(message):
                 return "failed-cleanly"
             self.notes.append(f"{final['state']}: {message!r}")
+            return "bad"
+        if self.fault == "hostile-clients":
+            self.notes.append(f"hostile clients cost the job: {final['state']} {message!r}")
             return "bad"
         causes = {"disk-full": "No space left", "sigstop-worker": "hung", "user-kill9": "signal 9",
                   "agent-kill9": "container", "am-kill9": "application master", "server-kill9": "",
@@ -763,6 +819,8 @@ def main():
     parser.add_argument("--faults", default=",".join(FAULTS), help="comma-separated: " + ", ".join(FAULTS))
     parser.add_argument("--shoal", default=os.environ.get("SHOAL_BIN", str(REPO / "build" / "shoal")))
     args = parser.parse_args()
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)  # hostile-clients holds 1,400 connections
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, min(hard, 8192)), hard))
     faults = [f for f in args.faults.split(",") if f]
     unknown = [f for f in faults if f not in FAULTS]
     if unknown or args.runs < 1:
