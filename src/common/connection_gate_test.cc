@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -15,6 +16,7 @@
 
 #include "common/gated_http_server.h"
 #include "common/http_server.h"
+#include "common/process.h"
 
 namespace shoal {
 namespace {
@@ -197,6 +199,27 @@ TEST_F(GateTest, AFloodFromOneAddressEvictsItsOldestIdleConnection) {
   EXPECT_TRUE(flood.front()->closed()) << "the oldest idle connection made room";
   EXPECT_LE(server_->gate_stats().open, 21u);
   EXPECT_GE(server_->gate_stats().evicted, 20u);
+}
+
+}  // namespace
+}  // namespace shoal
+
+namespace shoal {
+namespace {
+
+TEST(FitToOpenFileLimit, RaisesThisProcessesLimitButNotItsChildrens) {
+  rlimit before{};
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &before), 0);
+  before.rlim_cur = std::min<rlim_t>(before.rlim_max, 1024);  // the usual soft limit, below the hard one
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &before), 0);
+  GateLimits limits = FitToOpenFileLimit(GateLimits{});
+  rlimit after{};
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &after), 0);
+  EXPECT_EQ(after.rlim_cur, std::min<rlim_t>(after.rlim_max, 65'536)) << "raised to the hard limit, up to 65,536";
+  EXPECT_LT(limits.max_connections, after.rlim_cur) << "descriptors are left for everything else";
+  auto child = RunAndCapture(RealProcessLauncher::Instance(), {"/bin/sh", "-c", "ulimit -n"}, 10'000);
+  ASSERT_TRUE(child.ok());
+  EXPECT_EQ(child->text, std::to_string(before.rlim_cur) + "\n") << "a job's programs see the limit Shoal started with";
 }
 
 }  // namespace

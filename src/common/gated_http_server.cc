@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "common/gate_stream.h"
+#include "common/process.h"
 
 namespace shoal {
 namespace {
@@ -27,6 +28,7 @@ GateLimits FitToOpenFileLimit(GateLimits limits) {
   if (getrlimit(RLIMIT_NOFILE, &files) != 0) return limits;
   rlim_t wanted = files.rlim_max == RLIM_INFINITY ? kOpenFilesWanted : std::min(files.rlim_max, kOpenFilesWanted);
   if (files.rlim_cur != RLIM_INFINITY && files.rlim_cur < wanted) {
+    KeepChildrensOpenFileLimit(files.rlim_cur);  // jobs see the machine's usual limit, not the server's
     files.rlim_cur = wanted;
     if (setrlimit(RLIMIT_NOFILE, &files) != 0) getrlimit(RLIMIT_NOFILE, &files);
   }

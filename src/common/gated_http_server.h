@@ -17,6 +17,7 @@
 //  - FitToOpenFileLimit raises the process's soft limit on open files to its hard limit
 //    (the gate holds a descriptor per connection; the usual soft limit is 1024) and
 //    lowers max_connections so that the gate leaves descriptors for everything else.
+//    Processes it spawns get the original limit back (KeepChildrensOpenFileLimit).
 #pragma once
 
 #include <httplib.h>

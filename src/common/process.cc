@@ -5,10 +5,12 @@
 #include <linux/close_range.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -53,6 +55,15 @@ enum ChildStep { kStepChdir = 1, kStepSession, kStepDup, kStepExec };
 
 }  // namespace
 
+namespace {
+std::atomic<uint64_t> children_open_files{0};  // 0: children inherit this process's limit
+}  // namespace
+
+void KeepChildrensOpenFileLimit(uint64_t soft) {
+  uint64_t unset = 0;
+  children_open_files.compare_exchange_strong(unset, soft);  // the first limit recorded is the original
+}
+
 Result<pid_t> RealProcessLauncher::Spawn(const SpawnOptions& options) {
   if (options.argv.empty() || options.argv[0].empty()) return InvalidArgument("no program to start");
 
@@ -89,6 +100,7 @@ Result<pid_t> RealProcessLauncher::Spawn(const SpawnOptions& options) {
   if (pipe2(error_pipe, O_CLOEXEC) != 0) return Internal(std::string("pipe: ") + strerror(errno));
   int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
 
+  const rlim_t open_files = children_open_files.load();
   pid_t pid = fork();
   if (pid < 0) {
     int err = errno;
@@ -103,6 +115,10 @@ Result<pid_t> RealProcessLauncher::Spawn(const SpawnOptions& options) {
     if (!options.new_session && options.new_process_group && setpgid(0, 0) < 0) ChildFail(fd, kStepSession);
     if (options.parent_death_signal != 0) {
       prctl(PR_SET_PDEATHSIG, options.parent_death_signal);
+    }
+    if (rlimit files{}; open_files != 0 && getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur != open_files) {
+      files.rlim_cur = open_files;
+      setrlimit(RLIMIT_NOFILE, &files);
     }
     int in = options.stdin_fd >= 0 ? options.stdin_fd : devnull;
     int out = options.stdout_fd >= 0 ? options.stdout_fd : devnull;

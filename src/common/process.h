@@ -11,12 +11,16 @@
 //  - new_session puts the child in a session and process group of its own (its pid),
 //    so SignalGroup(pid, ...) reaches it and everything it starts that does not leave.
 //  - parent_death_signal: the child receives this signal when the spawning thread exits.
+//  - A process that raises its own soft limit on open files for its needs (a server's
+//    connections: FitToOpenFileLimit) records the limit it started with through
+//    KeepChildrensOpenFileLimit, and every child it spawns gets that limit back.
 // Thread-safety: RealProcessLauncher is stateless and safe from any thread. Only one
 // component may wait for a given child.
 #pragma once
 
 #include <sys/types.h>
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -72,6 +76,9 @@ class RealProcessLauncher final : public ProcessLauncher {
 
 // The current process's environment as a map.
 std::map<std::string, std::string> CurrentEnvironment();
+
+// Children spawned from now on get `soft` as their soft limit on open files.
+void KeepChildrensOpenFileLimit(uint64_t soft);
 
 // True while a process with this pid exists (it may be a zombie).
 bool ProcessExists(pid_t pid);
