@@ -48,6 +48,24 @@ class S3:
         code, body = self._curl(f"{self.endpoint}/{BUCKET}/{key}")
         return body if code == 200 else None
 
+    def start_upload(self, key, part=b"p" * 4096):
+        """An unfinished multipart upload with one part stored: what a process killed in
+        the middle of a large upload leaves."""
+        code, body = self._curl("-X", "POST", f"{self.endpoint}/{BUCKET}/{key}?uploads=")
+        assert code == 200, (code, body)
+        upload_id = re.search(r"<UploadId>([^<]+)</UploadId>", body.decode()).group(1)
+        code, body = self._curl("-X", "PUT", "--data-binary", "@-",
+                                f"{self.endpoint}/{BUCKET}/{key}?partNumber=1&uploadId={upload_id}", data=part)
+        assert code == 200, (code, body)
+        return upload_id
+
+    def uploads(self, prefix):
+        """Keys of the unfinished multipart uploads under prefix (curl signs the query as
+        written: its parameters in sorted order)."""
+        code, body = self._curl(f"{self.endpoint}/{BUCKET}?prefix={urllib.parse.quote(prefix, safe='')}&uploads=")
+        assert code == 200, (code, body)
+        return re.findall(r"<Key>([^<]*)</Key>", body.decode())
+
     def keys(self, prefix):
         found, token = [], None
         while True:
@@ -378,8 +396,8 @@ roles:
     shoal.run("kill", job_id, check=0, timeout=60)
     keys = s3.keys(f"{prefix}/model/")
     assert f"{prefix}/model/_SUCCESS" not in keys
-    assert not [k for k in keys if "_temporary" not in k], keys
-    assert len([k for k in keys if "_temporary" in k]) < 2000, "the kill came during the upload"
+    assert not keys, f"the stopped upload removed its temporary copies: {len(keys)} left, e.g. {keys[:3]}"
+    assert not s3.uploads(f"{prefix}/"), "no unfinished multipart upload"
 
 
 def test_a_shared_file_system_input_streams_and_outputs_commit_to_a_folder(shoal, tmp_path):
@@ -408,6 +426,31 @@ roles:
         got += (out / f"worker-{index}" / "lines.txt").read_text().split()
     assert sorted(got) == sorted(lines), "every line reached exactly one task"
     assert not list(out.glob("**/_temporary/**/*.txt"))
+
+
+def test_a_downloaded_input_keeps_its_owners_rights(shoal, tmp_path):
+    """A 0640 file stays 0640 (it was copied as 0644, readable by any local user), and the
+    download folder is the owner's alone (0700), never wider than where the data was."""
+    data = tmp_path / "private"
+    data.mkdir(mode=0o700)
+    (data / "shadow").write_text("root:*:19000:0:99999:7:::\n")
+    (data / "shadow").chmod(0o640)
+    (data / "script.sh").write_text("echo hi\n")
+    (data / "script.sh").chmod(0o750)
+    spec = write_spec(tmp_path, f"""
+name: modes
+inputs: [{{name: secret, uri: "{data}", mode: download}}]
+roles:
+  worker:
+    instances: 1
+    cpus: 0.25
+    memory: 64M
+    command: stat -c '%a %n' "$SHOAL_INPUT_SECRET_DIR" "$SHOAL_INPUT_SECRET_DIR/shadow" "$SHOAL_INPUT_SECRET_DIR/script.sh"
+""")
+    _, job = shoal.run_job(spec, check=0, timeout=120)
+    modes = dict(line.split(" ", 1)[::-1] for line in shoal.logs(job).split("\n") if line.strip())
+    folder = next(path for path in modes if path.endswith("/secret"))
+    assert modes == {folder: "700", folder + "/shadow": "640", folder + "/script.sh": "750"}, modes
 
 
 def test_an_input_gone_by_the_time_the_job_starts_fails_it_before_any_task(shoal, tmp_path):
@@ -495,3 +538,198 @@ roles:
     assert shoal.run("wait", job_id).returncode == 0, shoal.log_tails()
     assert shoal.logs(job_id, role="worker").split()[0] == "1000000"
     assert "stopped early" in shoal.logs(job_id, role="early")
+
+
+# ---- Outputs are exact: each check on a file system and on S3 where the change touches both.
+
+
+class FolderStore:
+    """Outputs on a file system, read back as objects (keys relative to the folder)."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        root.mkdir(parents=True, exist_ok=True)
+
+    def uri(self, key):
+        return str(self.root / key)
+
+    def keys(self, prefix):
+        return sorted(str(p.relative_to(self.root)) for p in self.root.glob(prefix.rstrip("/") + "/**/*") if p.is_file())
+
+    def get(self, key):
+        path = self.root / key
+        return path.read_bytes() if path.is_file() else None
+
+
+class BucketStore:
+    """Outputs in the session's S3 bucket."""
+
+    def __init__(self, s3):
+        self.s3 = s3
+
+    def uri(self, key):
+        return f"s3://{BUCKET}/{key}"
+
+    def keys(self, prefix):
+        return sorted(self.s3.keys(prefix.rstrip("/") + "/"))
+
+    def get(self, key):
+        return self.s3.get(key)
+
+
+@pytest.fixture(params=["file", "s3"])
+def store(request, shoal, tmp_path):
+    if request.param == "file":
+        return FolderStore(tmp_path / "outputs")
+    env, s3 = request.getfixturevalue("ceph")
+    shoal.env.update(env)
+    return BucketStore(s3)
+
+
+def key_prefix(request):
+    return re.sub(r"[^A-Za-z0-9-]", "-", prefix_for(request))
+
+
+def test_save_model_on_a_job_without_outputs_is_refused_at_once(shoal, tmp_path):
+    spec = write_spec(tmp_path, """
+name: no-outputs
+roles:
+  worker: {instances: 1, cpus: 0.25, memory: 64M, command: sleep 600}
+""")
+    job_id = shoal.submit(spec)
+    shoal.wait_state(job_id, "RUNNING", timeout=60)
+    started = time.monotonic()
+    refused = shoal.run("save-model", job_id)
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert "has no outputs" in refused.stderr and "outputs:" in refused.stderr, refused.stderr
+    assert time.monotonic() - started < 5, "refused at once, not failed later"
+    assert not shoal.status(job_id).get("saved_models"), "nothing was recorded"
+    shoal.run("kill", job_id, check=0, timeout=60)
+
+
+def test_a_task_that_commits_no_output_still_gets_its_folder_as_scratch(shoal, tmp_path):
+    """`from:` picks worker[0]; worker[1] and the ps service still get SHOAL_OUTPUT_MODEL_DIR
+    (before, it was unset and "$SHOAL_OUTPUT_MODEL_DIR/x" meant /x), and nothing of theirs
+    is uploaded."""
+    out = tmp_path / "out"
+    write = ': "${SHOAL_OUTPUT_MODEL_DIR:?is unset}"; echo "$SHOAL_ROLE $SHOAL_INDEX" > "$SHOAL_OUTPUT_MODEL_DIR/who.txt"'
+    spec = write_spec(tmp_path, f"""
+name: scratch-outputs
+outputs: [{{name: model, uri: out, from: "worker[0]"}}]
+roles:
+  ps:
+    instances: 1
+    service: true
+    cpus: 0.25
+    memory: 64M
+    command: >-
+      /bin/sh -c '{write}; sleep 600'
+  worker:
+    instances: 2
+    cpus: 0.25
+    memory: 64M
+    command: >-
+      /bin/sh -c '{write}; sleep 2'
+""")
+    _, job_id = shoal.run_job(spec, check=0, timeout=120)
+    attempt = shoal.home / "jobs" / job_id / "attempt-1"
+    assert (attempt / "worker-1" / "model" / "who.txt").read_text() == "worker 1\n"
+    assert (attempt / "ps-0" / "model" / "who.txt").read_text() == "ps 0\n"
+    assert sorted(p.name for p in out.rglob("*") if p.is_file()) == ["_SUCCESS", "who.txt"]
+    assert (out / "who.txt").read_text() == "worker 0\n", "only the task `from` picks commits"
+
+
+def test_a_retry_replaces_what_an_earlier_attempt_committed(shoal, store, tmp_path, request):
+    prefix = key_prefix(request)
+    spec = write_spec(tmp_path, f"""
+name: retry-replaces
+max_attempts: 2
+outputs: [{{name: model, uri: "{store.uri(prefix + '/model')}", on_failure: true}}]
+roles:
+  worker:
+    instances: 1
+    cpus: 0.25
+    memory: 64M
+    command: >-
+      /bin/sh -c 'cd "$SHOAL_OUTPUT_MODEL_DIR" && echo "attempt $SHOAL_ATTEMPT" > model.txt &&
+      if [ "$SHOAL_ATTEMPT" = 1 ]; then echo stale > stale.txt; mkdir -p opt && echo 1 > opt/state.bin; exit 3; fi'
+""")
+    _, job_id = shoal.run_job(spec, check=0, timeout=180)
+    assert len(shoal.status(job_id)["attempts"]) == 2
+    folder = f"{prefix}/model/worker-0"
+    assert store.keys(f"{prefix}/model") == [f"{folder}/_SUCCESS", f"{folder}/model.txt"], \
+        "attempt 1's stale.txt and opt/ are gone"
+    assert store.get(f"{folder}/model.txt") == b"attempt 2\n"
+    assert store.get(f"{folder}/_SUCCESS") == b"model.txt\n"
+
+
+TORN_WRITER = r"""
+import os, sys, time
+folder, release = os.environ["SHOAL_OUTPUT_MODEL_DIR"], sys.argv[1]
+n = 0
+while not os.path.exists(release):
+    n += 1
+    with open(os.path.join(folder, "model.txt"), "w") as f:  # 0 bytes from here ...
+        time.sleep(0.15)                                      # ... while the model is serialised
+        f.write(f"begin {n}\n" + "w" * 65536 + f"\nend {n}\n")
+    time.sleep(0.35)
+"""
+
+
+def test_save_model_never_commits_a_model_file_the_program_is_rewriting(shoal, store, tmp_path, request):
+    """The program truncates and rewrites model.txt every 0.5 s, empty for 0.15 s of each:
+    before, 2 of 6 saves committed a 0-byte model.txt and reported it saved."""
+    prefix = key_prefix(request)
+    release = tmp_path / "release"
+    (tmp_path / "writer.py").write_text(TORN_WRITER)
+    uri = store.uri(prefix + "/model")
+    spec = write_spec(tmp_path, f"""
+name: torn-model
+outputs: [{{name: model, uri: "{uri}", from: "worker[0]"}}]
+roles:
+  worker: {{instances: 1, cpus: 0.25, memory: 128M, command: /usr/bin/python3 writer.py {release}}}
+""")
+    job_id = shoal.submit(spec)
+    shoal.wait_state(job_id, "RUNNING", timeout=60)
+    wait_for(lambda: (tasks := shoal.status(job_id)["attempts"][-1]["tasks"]) and tasks[0].get("state") == "RUNNING",
+             30, what="the writer to run")
+    names = []
+    for _ in range(8):
+        saved = shoal.run("save-model", job_id, check=0, timeout=120)
+        name, saved_uri = re.search(r"^saved (\S+): (\S+)$", saved.stdout, re.M).groups()
+        assert f"\n  {uri}/saved-{name}/\n" in saved.stdout, "it prints the folder it commits to\n" + saved.stdout
+        model = store.get(f"{prefix}/model/saved-{name}/model.txt")
+        assert model and re.fullmatch(rb"begin (\d+)\nw{65536}\nend \1\n", model), \
+            f"save {name} committed a torn model.txt: {model[:40] if model is not None else None!r}"
+        assert store.get(f"{prefix}/model/saved-{name}/_SUCCESS") == b"model.txt\n"
+        names.append(name)
+        time.sleep(0.13)  # another phase of the writer's loop
+    release.touch()
+    assert shoal.run("wait", job_id).returncode == 0
+    keys = store.keys(f"{prefix}/model")
+    assert f"{prefix}/model/_SUCCESS" in keys and f"{prefix}/model/model.txt" in keys
+    assert all(f"{prefix}/model/saved-{name}/model.txt" in keys for name in names), \
+        "the final commit keeps the saved models under the output's URI"
+    assert not [k for k in keys if "_temporary" in k], keys
+
+
+def test_a_commit_sweeps_what_a_killed_attempt_left_in_temporary(s3_shoal, tmp_path, request):
+    """A task killed with SIGKILL mid-upload leaves temporary objects and an unfinished
+    multipart upload; the next commit into that destination removes both."""
+    shoal, s3 = s3_shoal
+    prefix = key_prefix(request)
+    s3.put(f"{prefix}/model/_temporary/worker-0/shard-1.bin", b"x" * 4096)
+    s3.start_upload(f"{prefix}/model/_temporary/worker-0/shard-2.bin")
+    s3.start_upload(f"{prefix}-other/_temporary/worker-0/keep.bin")
+    assert s3.uploads(f"{prefix}/model/"), "the gateway lists the unfinished upload"
+    spec = write_spec(tmp_path, f"""
+name: sweep
+outputs: [{{name: model, uri: "s3://{BUCKET}/{prefix}/model", from: "worker[0]"}}]
+roles:
+  worker: {{instances: 1, cpus: 0.25, memory: 64M, command: "/bin/sh -c 'echo m > $SHOAL_OUTPUT_MODEL_DIR/model.txt'"}}
+""")
+    shoal.run_job(spec, check=0, timeout=120)
+    assert sorted(s3.keys(f"{prefix}/model/")) == [f"{prefix}/model/_SUCCESS", f"{prefix}/model/model.txt"]
+    assert s3.uploads(f"{prefix}/model/") == [], "the killed attempt's multipart upload is aborted"
+    assert s3.uploads(f"{prefix}-other/") == [f"{prefix}-other/_temporary/worker-0/keep.bin"], \
+        "uploads outside the destination are left alone"
