@@ -11,8 +11,14 @@ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_
 targets=(job_spec units progress_line prototxt s3_xml am_message protocol mpirun_output api_request slurm_output train_flags data_source http_framing)
 ninja -C build-fuzz -j2 "${targets[@]/#/fuzz_}"
 for t in "${targets[@]}"; do
+  if [ -z "$(ls -A "fuzz/corpus/$t" 2>/dev/null)" ]; then
+    echo "fuzz: fuzz/corpus/$t is missing or empty; commit seed inputs for fuzz_$t" >&2
+    exit 1
+  fi
   mkdir -p "build-fuzz/corpus/$t"
-  cp -n fuzz/corpus/"$t"/* "build-fuzz/corpus/$t/" 2>/dev/null || true
+  for seed in fuzz/corpus/"$t"/*; do  # the seeds, beside what earlier runs found
+    [ -e "build-fuzz/corpus/$t/${seed##*/}" ] || cp "$seed" "build-fuzz/corpus/$t/"
+  done
   echo "== fuzz_$t for ${seconds}s"
   log="build-fuzz/fuzz_$t.log"
   status=0
