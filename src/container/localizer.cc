@@ -1,6 +1,7 @@
 #include "container/localizer.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -14,6 +15,13 @@ namespace {
 Status Unpack(const std::string& archive, const std::string& into, ProcessLauncher& processes,
               const std::map<std::string, std::string>& env) {
   ArchiveFormat format = DetectArchiveFormat(archive);
+  if (format != ArchiveFormat::kUnknown) {
+    // Checked at submit too; checked again here because the file may have changed since.
+    ASSIGN_OR_RETURN(std::vector<ArchiveMember> members, ListArchive(archive, format, processes));
+    if (std::string unsafe = UnsafeMembers(members); !unsafe.empty()) {
+      return InvalidArgument("'" + archive + "' " + unsafe + "; an archive may hold only files and folders, so it is not unpacked");
+    }
+  }
   std::vector<std::string> argv;
   switch (format) {
     case ArchiveFormat::kGzip:
@@ -33,10 +41,31 @@ Status Unpack(const std::string& archive, const std::string& into, ProcessLaunch
     return Unavailable("cannot unpack '" + archive + "': " + argv[0] + " " + exit.Describe() +
                        (detail.ok() && !detail->empty() ? ": " + detail->substr(0, 300) : ""));
   }
+  // And what it did unpack is looked at: an archive swapped between the listing and tar
+  // must not leave a link, a device or a FIFO behind.
+  if (std::string found = FirstUnsafeEntry(into); !found.empty()) {
+    std::error_code ec;
+    std::filesystem::remove_all(into, ec);
+    return InvalidArgument("'" + archive + "' unpacked " + found + ", which an archive may not hold; the folder was removed");
+  }
   return Status::Ok();
 }
 
 }  // namespace
+
+std::string FirstUnsafeEntry(const std::string& folder) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  for (fs::recursive_directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec)) {
+    struct stat st;
+    if (::lstat(it->path().c_str(), &st) != 0) continue;
+    std::string relative = it->path().lexically_relative(folder).string();
+    if (S_ISLNK(st.st_mode)) return "the symbolic link '" + relative + "'";
+    if (S_ISREG(st.st_mode) && st.st_nlink > 1) return "the hard link '" + relative + "'";
+    if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) return "the special file '" + relative + "'";
+  }
+  return "";
+}
 
 Status Localize(const std::vector<std::string>& files, const std::vector<ArchiveSpec>& archives,
                 const std::string& task_dir, ProcessLauncher& processes, std::map<std::string, std::string>& env) {

@@ -2,10 +2,13 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <cstring>
 #include <functional>
 
 #include "common/files.h"
@@ -35,6 +38,9 @@ Status Download(const Json& input, const std::string& folder) {
   std::vector<Shard> shards = ShardsFromJson(input["shards"]);
   std::string base = input.value("base", "");
   RETURN_IF_ERROR(MakeDirectories(folder));
+  // The owner's alone: never wider than the folders the data came from (each file keeps
+  // its own permission bits where its storage has them, storage/storage.h).
+  if (::chmod(folder.c_str(), 0700) != 0) return Unavailable("cannot make " + folder + " private: " + std::strerror(errno));
   return storage::RunParallel(static_cast<int>(shards.size()), 4, [&](int i) -> Status {
     const Shard& shard = shards[static_cast<size_t>(i)];
     ASSIGN_OR_RETURN(std::shared_ptr<storage::Storage> store, storage::OpenStorage(shard.uri));

@@ -5,7 +5,8 @@
 //
 // Contract:
 //  - Prepare: download inputs go to <task dir>/<path>/<name relative to the input's base>,
-//    fetched in parallel (SHOAL_INPUT_<NAME>_DIR names the folder); placeholder inputs
+//    fetched in parallel (SHOAL_INPUT_<NAME>_DIR names the folder, which is the task
+//    owner's alone, 0700; files from a file system keep their permission bits); placeholder inputs
 //    set SHOAL_INPUT_<NAME> (the URIs, comma-separated; left out when over 32 KiB) and
 //    SHOAL_INPUT_<NAME>_FILE (a file with one URI a line). SHOAL_OUTPUT_<NAME>_DIR names
 //    each output's local folder (created), also in a task that does not commit that

@@ -34,9 +34,9 @@ Status WriteAll(int fd, const char* data, size_t n, const std::string& path) {
   return Status::Ok();
 }
 
-Result<int> CreateForWrite(const std::string& path) {
+Result<int> CreateForWrite(const std::string& path, unsigned mode) {
   RETURN_IF_ERROR(MakeDirectories(DirName(path)));
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
   if (fd < 0) return ErrnoStatus("cannot create", path, errno);
   return fd;
 }

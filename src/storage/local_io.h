@@ -16,8 +16,8 @@ namespace shoal::storage {
 Status ErrnoStatus(const std::string& what, const std::string& path, int err);
 // Writes all of data to fd; path names it in errors.
 Status WriteAll(int fd, const char* data, size_t n, const std::string& path);
-// Creates (truncates) path for writing; parent folders are made.
-Result<int> CreateForWrite(const std::string& path);
+// Creates (truncates) path for writing with `mode` (less the umask); parent folders are made.
+Result<int> CreateForWrite(const std::string& path, unsigned mode = 0644);
 // Closes fd and renames part_path over path (removing part_path on error).
 Status FinishPart(int fd, const std::string& part_path, const std::string& path);
 

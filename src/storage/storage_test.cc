@@ -1,6 +1,7 @@
 #include "storage/storage.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -86,6 +87,23 @@ TEST_F(FileStorageTest, PutGetCopyDeleteAndRead) {
   ASSERT_TRUE(storage->Delete(out).ok());
   EXPECT_EQ(storage->Stat(out).status().code(), StatusCode::kNotFound);
   EXPECT_TRUE(storage->Delete(out).ok()) << "deleting a missing file is not an error";
+}
+
+TEST_F(FileStorageTest, CopiesKeepTheSourcesPermissionBits) {
+  auto storage = OpenStorage(dir_.string()).value();
+  std::string secret = (dir_ / "data/shadow").string();
+  ASSERT_TRUE(Write(secret, "root:*:"));
+  for (unsigned mode : {0640u, 0600u, 0755u, 0444u}) {
+    ASSERT_EQ(::chmod(secret.c_str(), mode | 04000), 0) << "a set-id bit is never copied";
+    std::string local = (dir_ / ("local/shadow-" + std::to_string(mode))).string();
+    ASSERT_TRUE(storage->GetToFile(secret, local).ok());
+    struct stat st;
+    ASSERT_EQ(::stat(local.c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 07777, mode) << "downloaded with mode " << std::oct << (st.st_mode & 07777);
+    ASSERT_TRUE(storage->Copy(secret, local + ".copy").ok());
+    ASSERT_EQ(::stat((local + ".copy").c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 07777, mode) << "copied with mode " << std::oct << (st.st_mode & 07777);
+  }
 }
 
 TEST(MemStorageTest, BucketsPrefixesAndInjectedFailures) {

@@ -136,6 +136,50 @@ def test_archive_with_members_outside_its_folder(served, tmp_path, kind, member)
     assert "would unpack outside the task's folder" in result.stderr, result.stderr
 
 
+def make_special_archive(tmp_path, kind, member_type):
+    """An archive with one harmless file and one member of the given tarfile type (or a
+    symbolic link in a zip, which marks it through the member's Unix mode)."""
+    path = tmp_path / f"special.{kind}"
+    if kind == "zip":
+        with zipfile.ZipFile(path, "w") as archive:
+            archive.writestr("lib/ok.py", "print('ok')\n")
+            link = zipfile.ZipInfo("lib/passwd")
+            link.create_system = 3
+            link.external_attr = 0o120777 << 16
+            archive.writestr(link, "/etc/passwd")
+        return path
+    with tarfile.open(path, "w:gz") as archive:
+        data = b"print('ok')\n"
+        info = tarfile.TarInfo("lib/ok.py")
+        info.size = len(data)
+        archive.addfile(info, io.BytesIO(data))
+        special = tarfile.TarInfo("lib/special")
+        special.type = member_type
+        special.linkname = {tarfile.SYMTYPE: "/etc/shadow", tarfile.LNKTYPE: "lib/ok.py"}.get(member_type, "")
+        special.devmajor, special.devminor = (1, 3) if member_type == tarfile.CHRTYPE else (8, 0)
+        archive.addfile(special)
+    return path
+
+
+@pytest.mark.parametrize("kind,member_type,named", [
+    ("tar.gz", tarfile.SYMTYPE, "the symbolic link 'lib/special -> /etc/shadow'"),
+    ("tar.gz", tarfile.LNKTYPE, "the hard link 'lib/special link to lib/ok.py'"),
+    ("tar.gz", tarfile.CHRTYPE, "the character device 'lib/special'"),
+    ("tar.gz", tarfile.BLKTYPE, "the block device 'lib/special'"),
+    ("tar.gz", tarfile.FIFOTYPE, "the FIFO 'lib/special'"),
+    ("zip", None, "the symbolic link 'lib/passwd'")], ids=["symlink", "hard link", "char device", "block device",
+                                                           "fifo", "zip symlink"])
+def test_archive_with_links_devices_or_fifos(served, tmp_path, kind, member_type, named):
+    """Refused at submit naming the member (docs/reliability.md); before, they were accepted
+    and a device node and a FIFO were unpacked into the task's folder."""
+    shoal, _ = served
+    archive = make_special_archive(tmp_path, kind, member_type)
+    spec = write_spec(tmp_path, f"archives: [{{path: {archive}, name: lib}}]\n" + OK_ROLE)
+    result = shoal.run("submit", str(spec))
+    assert_refused(result, kind, named)
+    assert "archives[0].path" in result.stderr and f"holds {named}" in result.stderr, result.stderr
+
+
 HOSTILE_ARGS = [
     ("status", "../../etc/passwd"),
     ("status", "job-" + "9" * 40),

@@ -119,8 +119,16 @@ Result<std::unique_ptr<Reader>> FileStorage::OpenReader(const std::string& uri) 
 
 Status CopyLocalFile(const std::string& from, const std::string& to) {
   ASSIGN_OR_RETURN(int in, OpenForRead(from));
+  struct stat source;
+  if (::fstat(in, &source) != 0) {
+    Status s = ErrnoStatus("cannot read", from, errno);
+    ::close(in);
+    return s;
+  }
   std::string part = to + ".part";
-  Result<int> out = CreateForWrite(part);
+  // Private while it fills; then the source's permission bits (not set-id bits), so a
+  // 0640 file stays 0640 wherever it is copied.
+  Result<int> out = CreateForWrite(part, 0600);
   if (!out.ok()) {
     ::close(in);
     return out.status();
@@ -139,6 +147,7 @@ Status CopyLocalFile(const std::string& from, const std::string& to) {
     if (!status.ok()) break;
   }
   ::close(in);
+  if (status.ok() && ::fchmod(*out, source.st_mode & 0777) != 0) status = ErrnoStatus("cannot set the modes of", part, errno);
   if (!status.ok()) {
     ::close(*out);
     ::unlink(part.c_str());
