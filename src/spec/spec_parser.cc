@@ -1,5 +1,6 @@
 #include "spec/spec_parser.h"
 
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -10,6 +11,7 @@
 #include <cstring>
 #include <regex>
 #include <set>
+#include <sstream>
 
 #include "common/files.h"
 #include "common/units.h"
@@ -803,6 +805,43 @@ Status ApplyOverride(YAML::Node& root, const std::string& assignment, SourceMap&
   return Status::Ok();
 }
 
+// Notes where a document starts and where its first content (not a bare null) is.
+class DocumentProbe final : public YAML::EventHandler {
+ public:
+  size_t start = 0;
+  int content_line = 0;  // 1-based; 0: the document holds nothing
+
+  void OnDocumentStart(const YAML::Mark& mark) override { start = static_cast<size_t>(mark.pos); }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark& mark, YAML::anchor_t) override { Content(mark); }
+  void OnScalar(const YAML::Mark& mark, const std::string&, YAML::anchor_t, const std::string&) override { Content(mark); }
+  void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
+    Content(mark);
+  }
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
+    Content(mark);
+  }
+  void OnMapEnd() override {}
+
+ private:
+  void Content(const YAML::Mark& mark) {
+    if (content_line == 0) content_line = mark.line + 1;
+  }
+};
+
+// The line where a second document with content starts, or 0 (a trailing '---' holds
+// none). Documents are walked one at a time, two at most: yaml-cpp's LoadAll can yield
+// the same empty document for ever on a line it cannot read (fuzz_job_spec found one).
+int SecondDocumentLine(const std::string& text) {
+  std::istringstream stream(text);
+  YAML::Parser parser(stream);
+  DocumentProbe first, second;
+  if (!parser.HandleNextDocument(first) || !parser.HandleNextDocument(second)) return 0;
+  return second.start > first.start ? second.content_line : 0;
+}
+
 // The 1-based line of text[at].
 int LineOf(const std::string& text, size_t at) {
   return 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n'));
@@ -835,11 +874,9 @@ Result<ParsedSpec> ParseJobSpec(const std::string& text, const ParseOptions& opt
   }
   YAML::Node root;
   try {
-    std::vector<YAML::Node> documents = YAML::LoadAll(text);
-    if (!documents.empty()) root = documents.front();
-    for (size_t i = 1; i < documents.size(); ++i) {
-      if (documents[i].IsNull()) continue;  // a trailing '---' with nothing after it
-      return InvalidArgument(options.source_name + ":" + std::to_string(documents[i].Mark().line + 1) +
+    root = YAML::Load(text);
+    if (int line = SecondDocumentLine(text); line > 0) {
+      return InvalidArgument(options.source_name + ":" + std::to_string(line) +
                              ": a second YAML document starts here, and a spec file describes one job; fix: "
                              "remove the '---' and what follows, or put each job in a file of its own");
     }
