@@ -391,3 +391,18 @@ TEST(ParseJobSpec, ADerivedNameIsMadeValidInsteadOfRefused) {
 
 }  // namespace
 }  // namespace shoal
+
+namespace shoal {
+namespace {
+
+// fuzz_job_spec's finding: yaml-cpp's LoadAll yields the same empty document for ever on
+// a stray ',' at the top (it took 1.5 GB in 11 s); the parser must answer at once.
+TEST(ParseJobSpec, ALineYamlCannotReadEndsTheParseInsteadOfLoopingForEver) {
+  for (const char* text : {", a", "# a comment\n, env: # A "}) {
+    auto parsed = ParseJobSpec(text, Options());
+    EXPECT_FALSE(parsed.ok()) << text;
+  }
+}
+
+}  // namespace
+}  // namespace shoal
