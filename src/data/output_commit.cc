@@ -1,10 +1,13 @@
 #include "data/output_commit.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <regex>
 #include <set>
 
+#include "storage/file/file_storage.h"
 #include "storage/parallel.h"
 
 namespace shoal::data {
@@ -18,6 +21,21 @@ bool KeptBeside(const std::string& rel) {
   return slash != std::string::npos && IsSavedModelFolder(rel.substr(0, slash));
 }
 
+// Whether the object `rel` of `folder` may not be deleted as the destination's: one that
+// a file system listed through a symlinked folder (its name then climbs out with "..", or
+// a folder on its way is a link). What a link points to is never deleted through it.
+bool ThroughALink(const std::string& folder, const std::string& rel) {
+  if (rel == ".." || rel.starts_with("../") || rel.find("/../") != std::string::npos) return true;
+  std::string scheme = storage::UriScheme(folder);
+  if (!scheme.empty() && scheme != "file") return false;
+  std::string path = storage::FileStorage::PathOf(folder);
+  for (size_t slash = rel.find('/'); slash != std::string::npos; slash = rel.find('/', slash + 1)) {
+    struct stat st;
+    if (::lstat((path + rel.substr(0, slash)).c_str(), &st) == 0 && S_ISLNK(st.st_mode)) return true;
+  }
+  return false;
+}
+
 // Deletes every object of dest that is neither one of `files`, nor kept beside them.
 Status RemoveStale(storage::Storage& store, const std::string& dest, const std::set<std::string>& files,
                    int parallelism) {
@@ -27,7 +45,8 @@ Status RemoveStale(storage::Storage& store, const std::string& dest, const std::
   for (const storage::ObjectInfo& object : listed) {
     if (!object.uri.starts_with(folder)) continue;
     std::string rel = object.uri.substr(folder.size());
-    if (rel.empty() || rel == kSuccessMarker || files.count(rel) || KeptBeside(rel)) continue;
+    bool kept = rel.empty() || rel == kSuccessMarker || files.count(rel) || KeptBeside(rel);
+    if (kept || ThroughALink(folder, rel)) continue;
     stale.push_back(object.uri);
   }
   return storage::RunParallel(static_cast<int>(stale.size()), parallelism, [&](int i) {
@@ -75,7 +94,8 @@ Status CommitFolder(const std::string& local_folder, const std::string& dest_uri
   Status status = storage::RunParallel(static_cast<int>(files.size()), options.parallelism, [&](int i) -> Status {
     if (cancelled()) return Aborted("the task is being stopped");
     const std::string& rel = files[static_cast<size_t>(i)];
-    Result<bool> uploaded = UploadSettled(*store, local_folder + "/" + rel, storage::JoinUri(temp, rel), options.settle);
+    Result<bool> uploaded =
+        UploadSettled(*store, local_folder + "/" + rel, storage::JoinUri(temp, rel), options.settle);
     if (!uploaded.ok()) return uploaded.status().WithContext("uploading " + local_folder + "/" + rel);
     present[static_cast<size_t>(i)] = *uploaded;
     return Status::Ok();

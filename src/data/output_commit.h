@@ -3,7 +3,8 @@
 // The destination is the folder dest (every object whose key starts with "dest/"), less
 // two things it may hold that are not this commit's: dest/_temporary/ (the commits'
 // scratch space) and the saved models' folders dest/saved-YYYYMMDD-HHMMSS[-N]/ (with
-// `from`, a saved model goes under the output's URI itself).
+// `from`, a saved model goes under the output's URI itself). On a file system, a
+// symlinked folder in it is left as it is: nothing is deleted through a link.
 //
 // Contract:
 //  - CommitFolder(local, dest, tag) first removes dest/_SUCCESS (the folder is no longer

@@ -121,6 +121,19 @@ TEST(OutputCommitTest, ACommitIntoAFolderReplacesAnEarlierAttemptsFiles) {
   EXPECT_FALSE(std::filesystem::exists(dest.path() + "/worker-0/_temporary")) << "the scratch folder goes";
 }
 
+TEST(OutputCommitTest, NothingIsDeletedThroughASymlinkedFolderOfTheDestination) {
+  OutputFolder elsewhere("commit-elsewhere");
+  elsewhere.Write("precious.bin", "keep");
+  OutputFolder dest("commit-linked");
+  ASSERT_TRUE(MakeDirectories(dest.path() + "/worker-0").ok());
+  std::filesystem::create_directory_symlink(elsewhere.path(), dest.path() + "/worker-0/data");
+  OutputFolder local("commit-linked-src");
+  local.Write("model.bin", "m");
+  ASSERT_TRUE(CommitFolder(local.path(), dest.path() + "/worker-0", "worker-0").ok());
+  EXPECT_EQ(ReadFile(elsewhere.path() + "/precious.bin").value(), "keep");
+  EXPECT_EQ(ReadFile(dest.path() + "/worker-0/model.bin").value(), "m");
+}
+
 TEST(OutputCommitTest, ACommitSweepsTheTemporaryCopiesAndUploadsOfAKilledAttempt) {
   auto& mem = storage::MemStorage::Shared();
   mem.CreateBucket("sweep");
