@@ -199,7 +199,7 @@ bool ConnectionGate::MakeRoomFor(const std::string& peer) {
   int oldest = -1;
   Clock::time_point oldest_since = Clock::time_point::max();
   for (const auto& [fd, held] : held_) {
-    if (held.waiting != Waiting::kForRequest) continue;
+    if (held.waiting == Waiting::kParked) continue;  // a request is complete: it will be served
     if (peer_over && held.connection->peer_address() != peer) continue;
     if (held.since < oldest_since) oldest = fd, oldest_since = held.since;
   }
@@ -251,14 +251,35 @@ void ConnectionGate::Answer(int fd, int http_status, const std::string& reason) 
 
 void ConnectionGate::Refuse(int fd, int http_status, const std::string& reason) {
   Answer(fd, http_status, reason);
-  Drop(fd);
+  auto it = held_.find(fd);
+  if (it == held_.end()) return;
+  // Closing with unread bytes would reset the connection, and the client could lose the
+  // answer: read and discard what it still sends, for a while.
+  shutdown(fd, SHUT_WR);
+  Held& held = it->second;
+  held.waiting = Waiting::kDraining;
+  held.deadline = Clock::now() + limits_.linger_timeout;
+  held.connection->buffer_.clear();
+  held.connection->buffer_.shrink_to_fit();
+}
+
+void ConnectionGate::Drain(int fd) {
+  char scratch[kReadChunk];
+  for (;;) {
+    ssize_t n = recv(fd, scratch, sizeof scratch, 0);
+    if (n > 0) continue;
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+    return Drop(fd);  // the client has closed, or the socket broke
+  }
 }
 
 void ConnectionGate::OnEvent(int fd, uint32_t events, Clock::time_point now) {
   auto it = held_.find(fd);
   if (it == held_.end()) return;
   Held& held = it->second;
-  if (held.waiting == Waiting::kParked || (events & (EPOLLHUP | EPOLLERR))) {
+  if (held.waiting == Waiting::kDraining && !(events & (EPOLLHUP | EPOLLERR))) return Drain(fd);
+  if (held.waiting != Waiting::kForRequest || (events & (EPOLLHUP | EPOLLERR))) {
     Drop(fd);  // a parked client that hangs up, or a broken socket
     return;
   }
@@ -353,9 +374,12 @@ void ConnectionGate::CheckParked(Clock::time_point now) {
 
 void ConnectionGate::Sweep(Clock::time_point now) {
   std::vector<int> late;
+  std::vector<int> drained;
   for (auto& [fd, held] : held_) {
     if (held.waiting == Waiting::kForRequest && now >= held.deadline) late.push_back(fd);
+    if (held.waiting == Waiting::kDraining && now >= held.deadline) drained.push_back(fd);
   }
+  for (int fd : drained) Drop(fd);
   for (int fd : late) {
     {
       std::lock_guard lock(mutex_);

@@ -12,7 +12,9 @@
 //    that byte, and its body at min_body_rate after head_timeout's grace. Past a deadline
 //    the gate answers 408 and closes (an idle connection is closed silently).
 //  - A request that request_framing.h refuses is answered here with that status and a
-//    JSON error body, and the connection is closed.
+//    JSON error body. The connection then lingers (up to linger_timeout, reading and
+//    discarding what the client still sends) before it closes, so that a client still
+//    sending a long request reads the answer instead of a reset.
 //  - Bounds: a peer (IP address) holds at most max_per_peer connections and the gate at
 //    most max_connections. A newcomer over a bound evicts the connection that has waited
 //    longest without a complete request (the peer's own first); when none can be evicted
@@ -84,6 +86,7 @@ class GateConnection {
 struct GateLimits {
   std::chrono::milliseconds idle_timeout{30'000};
   std::chrono::milliseconds head_timeout{10'000};
+  std::chrono::milliseconds linger_timeout{2'000};
   size_t min_body_rate = 64 * 1024;  // bytes per second, after head_timeout's grace
   size_t max_connections = 16'384;
   size_t max_per_peer = 4'096;
@@ -126,7 +129,7 @@ class ConnectionGate {
  private:
   friend class GateConnection;
   using Clock = std::chrono::steady_clock;
-  enum class Waiting { kForRequest, kParked };
+  enum class Waiting { kForRequest, kParked, kDraining };
   struct Held {
     std::unique_ptr<GateConnection> connection;
     Waiting waiting = Waiting::kForRequest;
@@ -145,8 +148,9 @@ class ConnectionGate {
   void OnEvent(int fd, uint32_t events, Clock::time_point now);
   void Frame(Held& held, bool new_line_seen, Clock::time_point now);
   void Answer(int fd, int http_status, const std::string& reason);  // a refusal, written best effort
-  void Refuse(int fd, int http_status, const std::string& reason);  // Answer, then Drop
+  void Refuse(int fd, int http_status, const std::string& reason);  // Answer, then drain and Drop
   void DispatchHeld(int fd, std::vector<std::string> served_params);
+  void Drain(int fd);  // reads and discards what a refused client still sends
   void Drop(int fd);
   void CheckParked(Clock::time_point now);
   void Sweep(Clock::time_point now);
