@@ -3,6 +3,8 @@
 // rebuilt communicator must work again.
 #include <gtest/gtest.h>
 
+#include <condition_variable>
+#include <mutex>
 #include <span>
 
 #include "collective/allreduce.h"
@@ -114,17 +116,48 @@ TEST(FailureTest, RebuildAfterFailureWorks) {
 }
 
 TEST(FailureTest, ClosedPeerIsNotAFailureUntilDataIsMissing) {
-  // Rank 0 leaves right after its last operation; the others finish normally.
+  // Rank 0 leaves right after its last operation. The others go on exchanging between
+  // themselves (no error), and only an operation that needs data from rank 0 fails,
+  // naming it, at once rather than at the deadline.
+  Options options;
+  options.timeout = milliseconds(20000);  // a hang guard: the failure must be kAborted, not kTimeout
   transport::inproc::Device device(3);
-  RunOnDevice(device, 3, Options{}, [&](int r, Communicator& comm) {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool rank0_closed = false;
+  std::vector<Status> exchanged(3), needing_rank0(3);
+  std::vector<int32_t> received(3, -1);
+  RunOnDevice(device, 3, options, [&](int r, Communicator& comm) {
     int32_t x = 1;
     ASSERT_TRUE(Allreduce(comm, &x, 1, DataType::kInt32, ReduceOp::kSum).ok());
+    ASSERT_EQ(x, 3);
     if (r == 0) {
       comm.Close();
+      std::lock_guard lock(mu);
+      rank0_closed = true;
+      cv.notify_all();
       return;
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    {
+      std::unique_lock lock(mu);
+      cv.wait(lock, [&] { return rank0_closed; });
+    }
+    const int peer = 3 - r;  // ranks 1 and 2 pair up
+    int32_t mine = 10 * r;
+    exchanged[r] = comm.Run("exchange", sizeof mine, [&] {
+      return comm.SendRecv(peer, &mine, sizeof mine, peer, &received[r], sizeof received[r]);
+    });
+    int32_t y = 1;
+    needing_rank0[r] = Allreduce(comm, &y, 1, DataType::kInt32, ReduceOp::kSum);
   });
+  for (int r = 1; r < 3; ++r) {
+    EXPECT_TRUE(exchanged[r].ok()) << "rank " << r << ": " << exchanged[r].ToString();
+    EXPECT_EQ(received[r], 10 * (3 - r)) << "rank " << r;
+    EXPECT_EQ(needing_rank0[r].code(), StatusCode::kAborted) << "rank " << r << ": " << needing_rank0[r].ToString();
+  }
+  // Whichever of ranks 1 and 2 waits on rank 0 names it; the other hears its abort.
+  std::string both = needing_rank0[1].message() + " | " + needing_rank0[2].message();
+  EXPECT_NE(both.find("rank 0 closed its communicator"), std::string::npos) << both;
 }
 
 }  // namespace

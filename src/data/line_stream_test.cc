@@ -3,7 +3,10 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "storage/mem/mem_storage.h"
 
@@ -34,18 +37,10 @@ TEST(LineStreamTest, EveryLineReachesExactlyOneShard) {
   }
 }
 
-TEST(LineStreamTest, EpochsAndShuffleThroughAPipe) {
-  auto& mem = storage::MemStorage::Shared();
-  mem.CreateBucket("epochs");
-  std::vector<Shard> shards;
-  for (int i = 0; i < 5; ++i) {
-    std::string uri = "mem://epochs/f" + std::to_string(i);
-    ASSERT_TRUE(mem.PutString(uri, std::to_string(i) + "\n").ok());
-    shards.push_back({uri, 0, 2, 2});
-  }
+// Streams the shards through a pipe, as the agent feeds a program's stdin.
+std::string StreamThroughAPipe(const std::vector<Shard>& shards, const StreamOptions& options) {
   int fds[2];
-  ASSERT_EQ(::pipe(fds), 0);
-  StreamOptions options{3, true, 42, nullptr};
+  EXPECT_EQ(::pipe(fds), 0);
   std::thread writer([&] {
     EXPECT_TRUE(StreamShards(shards, options, fds[1]).ok());
     ::close(fds[1]);
@@ -55,13 +50,32 @@ TEST(LineStreamTest, EpochsAndShuffleThroughAPipe) {
   for (ssize_t r; (r = ::read(fds[0], buf, sizeof buf)) > 0;) got.append(buf, static_cast<size_t>(r));
   writer.join();
   ::close(fds[0]);
+  return got;
+}
+
+TEST(LineStreamTest, EpochsAndShuffleThroughAPipe) {
+  auto& mem = storage::MemStorage::Shared();
+  mem.CreateBucket("epochs");
+  std::vector<Shard> shards;
+  for (int i = 0; i < 5; ++i) {
+    std::string uri = "mem://epochs/f" + std::to_string(i);
+    ASSERT_TRUE(mem.PutString(uri, std::to_string(i) + "\n").ok());
+    shards.push_back({uri, 0, 2, 2});
+  }
+  const std::string got = StreamThroughAPipe(shards, StreamOptions{3, true, 42, nullptr});
   ASSERT_EQ(got.size(), 30u) << "3 epochs of 5 lines";
-  std::string first = got.substr(0, 10), second = got.substr(10, 10);
-  std::string sorted_first = first;
-  std::sort(sorted_first.begin(), sorted_first.end());
-  EXPECT_EQ(sorted_first, "\n\n\n\n\n01234");
-  EXPECT_NE(got.substr(0, 10) + got.substr(10, 10) + got.substr(20, 10), "0\n1\n2\n3\n4\n0\n1\n2\n3\n4\n0\n1\n2\n3\n4\n")
-      << "shuffled";
+  std::vector<std::string> epochs;
+  for (int e = 0; e < 3; ++e) {
+    epochs.push_back(got.substr(static_cast<size_t>(e) * 10, 10));
+    std::string sorted = epochs.back();
+    std::sort(sorted.begin(), sorted.end());
+    EXPECT_EQ(sorted, "\n\n\n\n\n01234") << "epoch " << e + 1 << " holds every line once: " << epochs.back();
+  }
+  EXPECT_FALSE(epochs[0] == epochs[1] && epochs[1] == epochs[2]) << "each epoch draws its own order: " << got;
+  EXPECT_NE(got, "0\n1\n2\n3\n4\n0\n1\n2\n3\n4\n0\n1\n2\n3\n4\n") << "shuffled";
+  EXPECT_EQ(StreamThroughAPipe(shards, StreamOptions{3, true, 42, nullptr}), got) << "the seed decides the order";
+  EXPECT_EQ(StreamThroughAPipe(shards, StreamOptions{2, false, 42, nullptr}), "0\n1\n2\n3\n4\n0\n1\n2\n3\n4\n")
+      << "without shuffle, in order";
 }
 
 }  // namespace

@@ -74,8 +74,18 @@ TEST(AttemptTracker, ToleratedFailuresDoNotFailTheAttempt) {
   AttemptTracker tracker(spec, "job-1", 1, {}, clock);
   StartAll(tracker);
   ASSERT_TRUE(tracker.Exited("worker", 0, {1, 0}, "").ok());
+  // The tolerated task itself is FAILED with its exit code; the attempt goes on and no
+  // other task is stopped.
+  EXPECT_EQ(tracker.Find("worker", 0)->state, TaskState::kFailed);
+  EXPECT_EQ(tracker.Find("worker", 0)->exit_code, 1);
+  EXPECT_NE(tracker.Find("worker", 0)->message.find("exit code 1"), std::string::npos) << tracker.Find("worker", 0)->message;
+  EXPECT_EQ(tracker.state(), AttemptState::kRunning);
+  EXPECT_TRUE(tracker.TasksToStop().empty());
+  EXPECT_EQ(tracker.Find("worker", 1)->state, TaskState::kRunning);
   ASSERT_TRUE(tracker.Exited("worker", 1, {0, 0}, "").ok());
   EXPECT_EQ(tracker.state(), AttemptState::kSucceeded);
+  EXPECT_EQ(tracker.Find("worker", 0)->state, TaskState::kFailed) << "success does not rewrite the tolerated failure";
+  EXPECT_EQ(tracker.Find("worker", 1)->state, TaskState::kSucceeded);
 }
 
 TEST(AttemptTracker, ServicesAreStoppedOnceWorkersFinish) {

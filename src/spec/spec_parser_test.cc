@@ -128,41 +128,46 @@ TEST(ParseJobSpec, ARoleOnlyAFlagNamesIsBlamedOnThatFlag) {
   EXPECT_EQ(message.find("job.yaml:"), std::string::npos) << message;
 }
 
-TEST(ParseJobSpec, RefusesBadSpecs) {
-  const char* bad[] = {
-      "",                                                           // no roles
-      "roles: []",                                                  // roles not a map
-      "name: x\nroles: {w: {instances: two, command: t}}",           // wrong type
-      "roles: {w: {instances: -1, command: t}}",                     // negative
-      "roles: {w: {memory: 4X, command: t}}",                        // malformed memory
-      "roles: {w: {cpus: 0, command: t}}",                           // zero cpus
-      "roles: {w: {instances: 1}}",                                  // no command
-      "roles: {w: {command: \"  \"}}",                               // blank command
-      "framework: tensorflw\nroles: {w: {command: t}}",              // unknown framework
-      "colour: red\nroles: {w: {command: t}}",                       // unknown field
-      "roles: {w: {command: t, gpus: -2}}",                          // negative gpus
-      "roles: {w: {command: t, env: [a]}}",                          // env not a map
-      "roles: {w: {command: t}}\nmax_attempts: 0",                   // zero attempts
-      "roles: {w: {command: t}}\ntimeouts: {heartbeat: soon}",       // bad duration
-      "roles: {w: {command: t}}\ntimeouts: {heartbeat: 1500ms}",     // shorter than two heartbeats
-      "roles: {w: {command: t}}\ntimeouts: {hartbeat: 1s}",          // unknown timeout
-      "roles: {w: {command: t}}\ntimeouts: {on_hang: retry}",        // unknown hang action
-      "roles: {\"bad name!\": {command: t}}",                        // bad role name
-      "name: \"../etc\"\nroles: {w: {command: t}}",                  // bad job name
-      "roles: {w: {command: {a: b}}}",                               // command a map
-      "roles: {w: {command: t, service: maybe}}",                    // not a bool
-      "roles: {w: [1, 2]}",                                          // role not a map
-      "- a\n- b",                                                    // document a list
-      "roles: {w: {command: t}\n",                                   // YAML syntax error
-      "roles: {w: {command: t, cpus: .nan}}",                        // not finite
-      "env: {1BAD: x}\nroles: {w: {command: t}}",                    // bad variable name
+TEST(ParseJobSpec, RefusesBadSpecsNamingTheLineAndField) {
+  // Each bad spec and the start of its message: the file, the line and the field path.
+  struct Case {
+    const char* text;
+    const char* where;
+  } cases[] = {
+      {"", "job.yaml: roles"},                                                        // no roles
+      {"roles: []", "job.yaml:1: roles"},                                             // roles not a map
+      {"name: x\nroles: {w: {instances: two, command: t}}", "job.yaml:2: roles.w.instances"},  // wrong type
+      {"roles: {w: {instances: -1, command: t}}", "job.yaml:1: roles.w.instances"},   // negative
+      {"roles: {w: {memory: 4X, command: t}}", "job.yaml:1: roles.w.memory"},         // malformed memory
+      {"roles: {w: {cpus: 0, command: t}}", "job.yaml:1: roles.w.cpus"},              // zero cpus
+      {"roles: {w: {instances: 1}}", "job.yaml:1: roles.w.command"},                  // no command
+      {"roles: {w: {command: \"  \"}}", "job.yaml:1: roles.w.command"},               // blank command
+      {"framework: tensorflw\nroles: {w: {command: t}}", "job.yaml:1: framework"},    // unknown framework
+      {"colour: red\nroles: {w: {command: t}}", "job.yaml:1: colour"},                // unknown field
+      {"roles: {w: {command: t, gpus: -2}}", "job.yaml:1: roles.w.gpus"},             // negative gpus
+      {"roles: {w: {command: t, env: [a]}}", "job.yaml:1: roles.w.env"},              // env not a map
+      {"roles: {w: {command: t}}\nmax_attempts: 0", "job.yaml:2: max_attempts"},      // zero attempts
+      {"roles: {w: {command: t}}\ntimeouts: {heartbeat: soon}", "job.yaml:2: timeouts.heartbeat"},      // bad duration
+      {"roles: {w: {command: t}}\ntimeouts: {heartbeat: 1500ms}", "job.yaml:2: timeouts.heartbeat"},    // shorter than two heartbeats
+      {"roles: {w: {command: t}}\ntimeouts: {hartbeat: 1s}", "job.yaml:2: timeouts.hartbeat"},          // unknown timeout
+      {"roles: {w: {command: t}}\ntimeouts: {on_hang: retry}", "job.yaml:2: timeouts.on_hang"},         // unknown hang action
+      {"roles: {\"bad name!\": {command: t}}", "job.yaml:1: roles.bad name!"},        // bad role name
+      {"name: \"../etc\"\nroles: {w: {command: t}}", "job.yaml:1: name"},             // bad job name
+      {"roles: {w: {command: {a: b}}}", "job.yaml:1: roles.w.command"},               // command a map
+      {"roles: {w: {command: t, service: maybe}}", "job.yaml:1: roles.w.service"},    // not a bool
+      {"roles: {w: [1, 2]}", "job.yaml:1: roles.w"},                                  // role not a map
+      {"- a\n- b", "job.yaml: (document): must be a mapping"},                        // document a list
+      {"roles: {w: {command: t}\n", "job.yaml:2"},                                    // YAML syntax error
+      {"roles: {w: {command: t, cpus: .nan}}", "job.yaml:1: roles.w.cpus"},           // not finite
+      {"env: {1BAD: x}\nroles: {w: {command: t}}", "job.yaml:1: env.1BAD"},           // bad variable name
   };
-  for (const char* text : bad) {
-    auto parsed = ParseJobSpec(text, Options());
-    EXPECT_FALSE(parsed.ok()) << "accepted: " << text;
+  for (const Case& c : cases) {
+    auto parsed = ParseJobSpec(c.text, Options());
+    EXPECT_FALSE(parsed.ok()) << "accepted: " << c.text;
     if (!parsed.ok()) {
-      EXPECT_EQ(parsed.status().code(), StatusCode::kInvalidArgument);
-      EXPECT_NE(parsed.status().message().find("job.yaml"), std::string::npos) << parsed.status().message();
+      EXPECT_EQ(parsed.status().code(), StatusCode::kInvalidArgument) << c.text;
+      EXPECT_NE(parsed.status().message().find(c.where), std::string::npos)
+          << c.text << "\n  wanted: " << c.where << "\n  got:    " << parsed.status().message();
     }
   }
 }

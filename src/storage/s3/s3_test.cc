@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <condition_variable>
 #include <filesystem>
 #include <functional>
 #include <mutex>
@@ -17,13 +18,16 @@
 namespace shoal::storage {
 namespace {
 
-// A transport that answers through a function and records every request.
+// A transport that answers through a function and records every request. Requests are
+// answered concurrently, as the real transport does: answers that keep state lock it.
 class FakeTransport final : public HttpTransport {
  public:
   explicit FakeTransport(std::function<Result<HttpResponse>(const HttpRequest&)> answer) : answer_(std::move(answer)) {}
   Result<HttpResponse> Send(const HttpRequest& request) override {
-    std::lock_guard lock(mu_);
-    requests.push_back(request);
+    {
+      std::lock_guard lock(mu_);
+      requests.push_back(request);
+    }
     return answer_(request);
   }
   std::vector<HttpRequest> requests;
@@ -162,13 +166,23 @@ TEST(S3StorageTest, ListsEveryPage) {
 
 TEST(S3StorageTest, DownloadsInParallelRangesAndUploadsMultipart) {
   const std::string object = "0123456789abcdefghijklmnopqrstuvwxyz";  // 36 bytes, 4 parts of 10
+  const int parallelism = TestConfig().parallelism;                   // 3
   std::mutex mu;
+  std::condition_variable cv;
+  int gets_in_flight = 0, most_gets_in_flight = 0;
   std::map<int, std::string> parts;
-  bool completed = false;
+  std::string complete_body;
   auto fake = std::make_unique<FakeTransport>([&](const HttpRequest& r) -> Result<HttpResponse> {
-    std::lock_guard lock(mu);
+    std::unique_lock lock(mu);
     if (r.method == "HEAD") return HttpResponse{200, {{"content-length", std::to_string(object.size())}}, ""};
     if (r.method == "GET") {
+      // Each range waits until `parallelism` ranges are in flight together (once): a
+      // download that fetches one range at a time never gets there. The wait is only a
+      // hang guard; it passes at once when the ranges run in parallel.
+      most_gets_in_flight = std::max(most_gets_in_flight, ++gets_in_flight);
+      cv.notify_all();
+      cv.wait_for(lock, std::chrono::seconds(5), [&] { return most_gets_in_flight >= parallelism; });
+      --gets_in_flight;
       std::string range = Header(r, "Range").substr(6);
       int64_t a = std::stoll(range.substr(0, range.find('-')));
       int64_t b = std::stoll(range.substr(range.find('-') + 1));
@@ -178,12 +192,13 @@ TEST(S3StorageTest, DownloadsInParallelRangesAndUploadsMultipart) {
       return HttpResponse{200, {}, "<InitiateMultipartUploadResult><UploadId>U</UploadId></InitiateMultipartUploadResult>"};
     }
     if (r.method == "PUT") {
+      EXPECT_NE(r.url.find("uploadId=U"), std::string::npos) << r.url;
       int n = std::stoi(r.url.substr(r.url.find("partNumber=") + 11));
       parts[n] = r.body;
       return HttpResponse{200, {{"etag", "\"e" + std::to_string(n) + "\""}}, ""};
     }
     if (r.method == "POST") {
-      completed = r.body.find("<PartNumber>4</PartNumber><ETag>\"e4\"</ETag>") != std::string::npos;
+      complete_body = r.body;
       return HttpResponse{200, {}, "<CompleteMultipartUploadResult/>"};
     }
     return HttpResponse{500, {}, ""};
@@ -195,11 +210,63 @@ TEST(S3StorageTest, DownloadsInParallelRangesAndUploadsMultipart) {
   ASSERT_TRUE(s3.GetToFile("s3://b/obj", dir + "/obj").ok());
   EXPECT_EQ(ReadFile(dir + "/obj").value(), object);
   EXPECT_EQ(transport->requests.size(), 5u) << "one HEAD and four ranged GETs";
+  EXPECT_EQ(most_gets_in_flight, parallelism) << "the ranges are fetched " << parallelism << " at a time";
   ASSERT_TRUE(s3.PutFromFile(dir + "/obj", "s3://b/copy").ok());
-  EXPECT_TRUE(completed);
   ASSERT_EQ(parts.size(), 4u);
   EXPECT_EQ(parts[1] + parts[2] + parts[3] + parts[4], object);
+  EXPECT_EQ(complete_body,
+            "<CompleteMultipartUpload>"
+            "<Part><PartNumber>1</PartNumber><ETag>\"e1\"</ETag></Part>"
+            "<Part><PartNumber>2</PartNumber><ETag>\"e2\"</ETag></Part>"
+            "<Part><PartNumber>3</PartNumber><ETag>\"e3\"</ETag></Part>"
+            "<Part><PartNumber>4</PartNumber><ETag>\"e4\"</ETag></Part>"
+            "</CompleteMultipartUpload>")
+      << "every part, in order, with its own ETag";
   std::filesystem::remove_all(dir);
+}
+
+TEST(S3StorageTest, AFailedMultipartUploadIsAbortedAndNamesTheObject) {
+  // A part the store refuses, and a completion whose 200 reply carries an <Error>: either
+  // way the upload is aborted (DELETE ?uploadId=U), so no parts are left billed and hidden.
+  for (const bool fail_completion : {false, true}) {
+    std::mutex mu;
+    std::vector<std::string> deletes;
+    int completions = 0;
+    auto fake = std::make_unique<FakeTransport>([&](const HttpRequest& r) -> Result<HttpResponse> {
+      std::lock_guard lock(mu);
+      if (r.method == "POST" && r.url.find("uploads=") != std::string::npos) {
+        return HttpResponse{200, {}, "<InitiateMultipartUploadResult><UploadId>U</UploadId></InitiateMultipartUploadResult>"};
+      }
+      if (r.method == "PUT") {
+        if (!fail_completion && r.url.find("partNumber=3") != std::string::npos) {
+          return HttpResponse{403, {}, "<Error><Code>AccessDenied</Code><Message>no</Message></Error>"};
+        }
+        return HttpResponse{200, {{"etag", "\"e\""}}, ""};
+      }
+      if (r.method == "POST") {
+        ++completions;
+        return HttpResponse{200, {}, "<Error><Code>InternalError</Code><Message>try again</Message></Error>"};
+      }
+      if (r.method == "DELETE") {
+        deletes.push_back(r.url.substr(r.url.find("/b/")));
+        return HttpResponse{204, {}, ""};
+      }
+      return HttpResponse{500, {}, ""};
+    });
+    FakeClock clock;
+    RetryPolicy policy;
+    policy.sleep = [](int64_t) {};
+    S3Storage s3(TestConfig(), std::move(fake), clock, policy);
+    std::string path = std::filesystem::temp_directory_path() / ("shoal-s3-abort-" + std::to_string(::getpid()));
+    ASSERT_TRUE(WriteFileAtomic(path, std::string(36, 'x')).ok());
+    Status s = s3.PutFromFile(path, "s3://b/out/model.bin");
+    std::filesystem::remove(path);
+    ASSERT_FALSE(s.ok()) << (fail_completion ? "completion" : "part");
+    EXPECT_NE(s.message().find("s3://b/out/model.bin"), std::string::npos) << s.message();
+    EXPECT_NE(s.message().find(fail_completion ? "InternalError" : "AccessDenied"), std::string::npos) << s.message();
+    EXPECT_EQ(deletes, std::vector<std::string>{"/b/out/model.bin?uploadId=U"}) << (fail_completion ? "completion" : "part");
+    EXPECT_EQ(completions, fail_completion ? 1 : 0) << "a failed part is never completed";
+  }
 }
 
 TEST(S3StorageTest, BrokenDownloadNamesTheObjectAndLeavesNoFile) {
