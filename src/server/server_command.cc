@@ -42,17 +42,29 @@ int StopServer(const std::string& home) {
     return 0;
   }
   int pid = info.value("pid", 0);
-  HttpJsonClient client(info["url"].get<std::string>(), 5000);
+  std::string url = info["url"].get<std::string>();
+  if (pid <= 0 || !ProcessRunning(pid)) {
+    std::fprintf(stderr, "shoal server: the server recorded for %s (pid %d, %s) is not running; nothing to stop\n",
+                 home.c_str(), pid, url.c_str());
+    return 0;
+  }
+  HttpJsonClient client(url, 5000);
   client.set_bearer_token(ReadTokenFile(TokenPath(home)));
   auto stopped = client.Post("/api/v1/shutdown", Json::object());
   // A server listening beyond loopback (for a Slurm cluster's nodes, say) refuses the call
   // from a non-loopback address; it is this home's server on this machine: signal it.
-  if (!stopped.ok() && pid > 0) kill(pid, SIGTERM);
+  if (!stopped.ok()) {
+    std::fprintf(stderr, "shoal server: the server at %s did not take the shutdown call (%s); sending it SIGTERM\n",
+                 url.c_str(), stopped.status().message().c_str());
+    kill(pid, SIGTERM);
+  }
   for (int i = 0; i < 200 && ProcessRunning(pid); ++i) usleep(50'000);
   if (ProcessRunning(pid)) {
     std::fprintf(stderr, "shoal server: the server (pid %d) did not stop within 10 s\n", pid);
     return 1;
   }
+  std::printf("stopped the server at %s (pid %d)\n",
+              url.c_str(), pid);
   return 0;
 }
 

@@ -140,8 +140,11 @@ def test_home_is_a_global_option_before_or_after_the_command_and_a_bad_server_ur
         finally:
             other.kill()
             other.wait()
-        shoal.run("server", "--stop", "--home", str(home), env=env)
+        stopped = shoal.run("server", "--stop", "--home", str(home), env=env, check=0)
         assert server.wait(10) == 0, "`shoal server --stop --home DIR` stops that server"
+        assert f"stopped the server at http://127.0.0.1:" in stopped.stdout and f"(pid {server.pid})" in stopped.stdout, stopped
+        again = shoal.run("server", "--stop", "--home", str(home), env=env, check=0)
+        assert "no server is running" in again.stderr or "nothing to stop" in again.stderr, again
     finally:
         if server.poll() is None:
             server.kill()
