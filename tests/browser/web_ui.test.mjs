@@ -159,6 +159,7 @@ test('the web UI follows, saves and kills a real job, showing job output as text
   await page.click('#save-model');
   await page.locator('#saved-models li[data-model]').first().waitFor();
   assert.match(await page.locator('#saved-models').textContent(), /requested|uploading|saved/);
+  assert.match(await page.locator('#notice').textContent(), /it commits to \S*out\/saved-\d{8}-\d{6}\//, 'the folders a save commits to');
   const saved = (await server.api(`/api/v1/jobs/${id}`)).saved_models;
   assert.equal(saved.length, 1);
   assert.ok(['requested', 'uploading', 'saved'].includes(saved[0].state), saved[0].state);

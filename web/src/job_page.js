@@ -66,7 +66,8 @@ export function jobPage(main, id) {
     save.disabled = true;
     try {
       const entry = await api(`/api/v1/jobs/${encodeURIComponent(id)}/save-model`, { method: 'POST', body: {} });
-      notice.textContent = `Save requested: ${entry.name}.`;
+      const targets = entry.targets || [];
+      notice.textContent = `Save requested: ${entry.name}` + (targets.length ? `; it commits to ${targets.join(', ')}.` : '.');
       confirmedSaves.set(entry.name, entry);
       renderSaved();
     } catch (error) {
