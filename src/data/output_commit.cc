@@ -84,20 +84,20 @@ Status CommitFolder(const std::string& local_folder, const std::string& dest_uri
   const std::string temp = storage::JoinUri(scratch, tag);
   RETURN_IF_ERROR(store->Delete(marker));
   auto cancelled = [&] { return options.cancel && options.cancel->load(); };
-  auto each = [&](const std::vector<std::string>& items, const std::function<Status(const std::string&)>& step) {
-    return storage::RunParallel(static_cast<int>(items.size()), options.parallelism, [&](int i) {
+  // Runs step(0..n-1) in parallel; once the task is being stopped no new step starts.
+  auto each = [&](size_t n, const std::function<Status(size_t)>& step) {
+    return storage::RunParallel(static_cast<int>(n), options.parallelism, [&](int i) {
       if (cancelled()) return Aborted("the task is being stopped");
-      return step(items[static_cast<size_t>(i)]);
+      return step(static_cast<size_t>(i));
     });
   };
-  std::vector<char> present(files.size(), 0);
-  Status status = storage::RunParallel(static_cast<int>(files.size()), options.parallelism, [&](int i) -> Status {
-    if (cancelled()) return Aborted("the task is being stopped");
-    const std::string& rel = files[static_cast<size_t>(i)];
+  std::vector<char> present(files.size(), 0);  // false: the program removed the file meanwhile
+  Status status = each(files.size(), [&](size_t i) -> Status {
+    const std::string& rel = files[i];
     Result<bool> uploaded =
         UploadSettled(*store, local_folder + "/" + rel, storage::JoinUri(temp, rel), options.settle);
     if (!uploaded.ok()) return uploaded.status().WithContext("uploading " + local_folder + "/" + rel);
-    present[static_cast<size_t>(i)] = *uploaded;
+    present[i] = *uploaded;
     return Status::Ok();
   });
   std::vector<std::string> committed;
@@ -105,7 +105,8 @@ Status CommitFolder(const std::string& local_folder, const std::string& dest_uri
     if (present[i]) committed.push_back(files[i]);
   }
   if (status.ok()) {
-    status = each(committed, [&](const std::string& rel) {
+    status = each(committed.size(), [&](size_t i) {
+      const std::string& rel = committed[i];
       return store->Copy(storage::JoinUri(temp, rel), storage::JoinUri(dest_uri, rel)).WithContext("committing " + rel);
     });
   }

@@ -197,6 +197,23 @@ TEST(OutputCommitTest, AnEmptyFileBeingWrittenIsCopiedOnceItHasItsContents) {
   EXPECT_EQ(mem.ReadRange("mem://empty/saved/model.txt", 0, 100).value(), "weights\n") << "not the 0-byte file";
 }
 
+TEST(OutputCommitTest, AFileTheProgramRemovesBeforeItsCopyIsLeftOut) {
+  auto& mem = storage::MemStorage::Shared();
+  mem.CreateBucket("rotated");
+  OutputFolder local("commit-rotated");
+  local.Write("ckpt-1.bin", "old");
+  local.Write("ckpt-2.bin", "new");
+  // While ckpt-1 is copied the program removes ckpt-2 (say, it rotates its checkpoints).
+  mem.OnUpload([&](const std::string& uri) {
+    if (uri.ends_with("ckpt-1.bin")) std::filesystem::remove(local.path() + "/ckpt-2.bin");
+  });
+  Status s = CommitFolder(local.path(), "mem://rotated/saved", "worker-0", {.parallelism = 1, .settle = {.live = true}});
+  mem.OnUpload(nullptr);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(KeysUnder("rotated/"), (std::vector<std::string>{"rotated/saved/_SUCCESS", "rotated/saved/ckpt-1.bin"}));
+  EXPECT_EQ(mem.ReadRange("mem://rotated/saved/_SUCCESS", 0, 100).value(), "ckpt-1.bin\n");
+}
+
 TEST(OutputCommitTest, AnEmptyFileLeftAloneIsCommittedEmpty) {
   auto& mem = storage::MemStorage::Shared();
   mem.CreateBucket("quiet");
