@@ -135,7 +135,11 @@ TEST_P(WorldSizeTest, BarrierWaitsForEveryone) {
   std::atomic<int> arrived{0};
   RunRanks(n, [&](Communicator& comm) {
     for (int round = 1; round <= 3; ++round) {
-      if (comm.rank() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      // Rank 0 arrives last: only once every other rank has arrived (and is on its way
+      // into the barrier), so a barrier that lets anyone through early shows below.
+      if (comm.rank() == 0) {
+        while (arrived.load() < round * n - 1) std::this_thread::yield();
+      }
       arrived++;
       ASSERT_TRUE(Barrier(comm).ok());
       EXPECT_GE(arrived.load(), round * n);

@@ -17,19 +17,18 @@ namespace {
 using std::chrono::milliseconds;
 using testing::RunOnDevice;
 
-TEST(FailureTest, KilledRankMidAllreduceFailsEveryoneWithinTimeoutAndNamesIt) {
+TEST(FailureTest, KilledRankMidAllreduceFailsEveryoneAtOnceAndNamesIt) {
   const int n = 4;
   Options options;
-  options.timeout = milliseconds(3000);
+  // A hang guard only: a death is noticed at once (kAborted, "lost rank 2"); a rank that
+  // merely waited for its deadline would fail with kTimeout instead.
+  options.timeout = milliseconds(30000);
   options.chunk_bytes = 4096;
   transport::inproc::Device device(n);
   std::atomic<int> done_iterations{0};
   std::vector<Status> errors(n);
-  std::vector<double> seconds_after_kill(n, -1);
-  std::atomic<int64_t> killed_at_ns{0};
   std::thread killer([&] {
     while (done_iterations.load() < 8) std::this_thread::yield();
-    killed_at_ns = Clock::now().time_since_epoch().count();
     device.Kill(2);
   });
   RunOnDevice(device, n, options, [&](int r, Communicator& comm) {
@@ -38,8 +37,6 @@ TEST(FailureTest, KilledRankMidAllreduceFailsEveryoneWithinTimeoutAndNamesIt) {
       Status s = Allreduce(comm, std::span<float>(data), ReduceOp::kMax);
       if (!s.ok()) {
         errors[r] = s;
-        auto now = Clock::now().time_since_epoch().count();
-        seconds_after_kill[r] = (now - killed_at_ns.load()) / 1e9;
         return;
       }
       done_iterations++;
@@ -49,31 +46,39 @@ TEST(FailureTest, KilledRankMidAllreduceFailsEveryoneWithinTimeoutAndNamesIt) {
   for (int r = 0; r < n; ++r) {
     if (r == 2) continue;
     EXPECT_EQ(errors[r].code(), StatusCode::kAborted) << errors[r].ToString();
-    EXPECT_NE(errors[r].message().find("rank 2"), std::string::npos) << errors[r].ToString();
-    EXPECT_LT(seconds_after_kill[r], 3.0) << "rank " << r;
+    // Directly, or quoted in the abort of a peer that noticed first.
+    EXPECT_NE(errors[r].message().find("lost rank 2"), std::string::npos) << errors[r].ToString();
   }
 }
 
 TEST(FailureTest, SilentRankTimesOutAndLaterCallersFailFast) {
   const int n = 3;
   Options options;
-  // Bounds are wide (this machine is shared): what they tell apart is failing within the
-  // timeout from hanging, and failing at once from waiting a whole timeout.
+  // The codes tell the cases apart: the waiting ranks time out (kTimeout naming the
+  // silent rank, or kAborted quoting the peer that timed out first), and the late rank
+  // hears their abort (kAborted) instead of waiting for a deadline of its own.
   options.timeout = milliseconds(1500);
   transport::inproc::Device device(n);
   std::vector<Status> errors(n);
-  std::vector<double> seconds(n);
+  std::mutex mu;
+  std::condition_variable cv;
+  int gave_up = 0;
   RunOnDevice(device, n, options, [&](int r, Communicator& comm) {
-    if (r == 2) std::this_thread::sleep_for(milliseconds(2500));  // misses the deadline
+    if (r == 2) {  // silent until both others have given up on it
+      std::unique_lock lock(mu);
+      ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(60), [&] { return gave_up == 2; })) << "hang guard";
+    }
     int64_t x = r;
-    auto start = Clock::now();
     errors[r] = Allreduce(comm, &x, 1, DataType::kInt64, ReduceOp::kSum);
-    seconds[r] = std::chrono::duration<double>(Clock::now() - start).count();
     // Whatever happened, the communicator is now unusable until rebuilt: the late
     // rank may even have completed (its peer's data was already buffered), but its
     // next call fails at once.
     if (errors[r].ok()) errors[r] = Barrier(comm);
-    seconds[r] = std::chrono::duration<double>(Clock::now() - start).count();
+    if (r != 2) {
+      std::lock_guard lock(mu);
+      ++gave_up;
+      cv.notify_all();
+    }
     Status again = Barrier(comm);
     EXPECT_EQ(again.code(), StatusCode::kFailedPrecondition) << again.ToString();
   });
@@ -86,11 +91,10 @@ TEST(FailureTest, SilentRankTimesOutAndLaterCallersFailFast) {
     EXPECT_TRUE(errors[r].code() == StatusCode::kTimeout || errors[r].code() == StatusCode::kAborted)
         << errors[r].ToString();
     EXPECT_NE(errors[r].message().find("rank 2 (stopped"), std::string::npos) << errors[r].ToString();
-    EXPECT_LT(seconds[r], 1.5 + 0.9) << errors[r].ToString();
   }
-  // The late rank finds its peers gone and fails at once instead of waiting.
+  // The late rank finds its peers gone and fails at once: their abort, not a timeout.
   EXPECT_EQ(errors[2].code(), StatusCode::kAborted) << errors[2].ToString();
-  EXPECT_LT(seconds[2], 0.75) << "not a whole timeout: " << errors[2].ToString();
+  EXPECT_NE(errors[2].message().find("aborted: "), std::string::npos) << errors[2].ToString();
 }
 
 TEST(FailureTest, RebuildAfterFailureWorks) {

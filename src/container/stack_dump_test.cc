@@ -2,6 +2,12 @@
 
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <thread>
 
 #include "container/process_tree.h"
 
@@ -20,16 +26,36 @@ TEST(ProcessTree, RootsTheirDescendantsAndTheirGroupsOnce) {
   EXPECT_TRUE(TreeOf(table, {99}).empty());
 }
 
+// Waits (up to a 30 s hang guard) until `pid` runs `comm` and sleeps in the kernel
+// (state S in /proc/PID/stat), and `marker`, when given, exists: the program has reached
+// the wait it was started to reach.
+bool WaitUntilAsleep(pid_t pid, const std::string& comm, const std::string& marker = "") {
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (std::chrono::steady_clock::now() < give_up) {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+    std::string stat((std::istreambuf_iterator<char>(in)), {});
+    bool asleep = stat.starts_with(std::to_string(pid) + " (" + comm + ") S ");
+    if (asleep && (marker.empty() || std::filesystem::exists(marker))) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return false;
+}
+
 // A real process and a real gdb: the stacks name where the program waits, and the
 // program is still running afterwards.
 TEST(StackDump, NativeAndPythonStacksOfARunningProgram) {
   auto& processes = RealProcessLauncher::Instance();
+  const std::string marker = std::filesystem::temp_directory_path() / ("shoal-stack-test-" + std::to_string(getpid()));
+  std::filesystem::remove(marker);
   auto python = processes.Spawn({.argv = {"/usr/bin/python3", "-c",
-                                          "import time\ndef wait_here():\n    time.sleep(60)\nwait_here()\n"},
+                                          "import sys, time\ndef wait_here():\n    time.sleep(60)\n"
+                                          "open(sys.argv[1], 'w').close()\nwait_here()\n",
+                                          marker},
                                  .env = CurrentEnvironment(),
                                  .new_process_group = true});
   ASSERT_TRUE(python.ok()) << python.status().ToString();
-  usleep(500'000);  // let the interpreter reach the sleep
+  ASSERT_TRUE(WaitUntilAsleep(*python, "python3", marker)) << "the interpreter never reached the sleep";
+  std::filesystem::remove(marker);
   std::string text = DumpStacks(processes, {*python});
   EXPECT_NE(text.find("=== pid " + std::to_string(*python) + ": /usr/bin/python3 -c"), std::string::npos) << text;
   EXPECT_NE(text.find("Thread 1"), std::string::npos) << "native stacks: " << text;
@@ -43,7 +69,7 @@ TEST(StackDump, NativeProgramsGetNoPythonStackAndNoGdbChatter) {
   auto& processes = RealProcessLauncher::Instance();
   auto sleeper = processes.Spawn({.argv = {"sleep", "30"}, .env = CurrentEnvironment(), .new_process_group = true});
   ASSERT_TRUE(sleeper.ok());
-  usleep(100'000);
+  ASSERT_TRUE(WaitUntilAsleep(*sleeper, "sleep")) << "sleep never started sleeping";
   std::string text = DumpStacks(processes, {*sleeper});
   EXPECT_NE(text.find("Thread 1"), std::string::npos) << text;
   for (const char* chatter : {"py-bt", "python3-dbg", "libthread_db", "detached]"}) {

@@ -430,6 +430,7 @@ Result<JobMetrics> JobManager::Metrics() {
   metrics.heartbeat_rtt = heartbeat_rtt_.Snapshot();
   std::lock_guard lock(mutex_);
   metrics.queue_length = static_cast<int64_t>(queue_.size());
+  metrics.scheduler_passes = passes_.load();
   for (const auto& [id, job] : live_) {
     if (job.state != JobState::kRunning || job.attempts.empty()) continue;
     for (const auto& task : job.attempts.back().tasks) ++metrics.tasks_by_state[Name(task.state)];
@@ -623,6 +624,7 @@ void JobManager::Step() {
     Started(id, handle);
   }
   Flush();
+  ++passes_;
 }
 
 void JobManager::SchedulerLoop() {

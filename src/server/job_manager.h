@@ -57,6 +57,7 @@ struct JobMetrics {
   std::map<std::string, int64_t> jobs_by_state;   // the whole history
   std::map<std::string, int64_t> tasks_by_state;  // the tasks of running jobs' latest attempts
   int64_t queue_length = 0;
+  int64_t scheduler_passes = 0;                   // scheduler passes completed since the server started
   HistogramSnapshot heartbeat_rtt;                // seconds, one observation per task per report
 };
 
@@ -74,6 +75,9 @@ class JobManager {
   // One scheduler pass: polls the running attempts, ends those that ended, admits queued
   // jobs and starts their attempts.
   void Step();
+  // How many scheduler passes have completed: what a test waits on for "the scheduler has
+  // looked at the queue since" instead of sleeping.
+  int64_t passes() const { return passes_.load(); }
 
   Result<std::string> Submit(JobSpec spec);
   Result<Json> Kill(const std::string& id);
@@ -137,6 +141,7 @@ class JobManager {
   SeriesStore& series_;
   ClusterBackend& backend_;
   const Clock& clock_;
+  std::atomic<int64_t> passes_{0};
   std::atomic<bool> series_failing_{false};  // logged once when storing series starts and stops failing
   const std::string server_url_;
   const std::string home_;

@@ -15,6 +15,8 @@ std::string RenderMetrics(const JobMetrics& jobs, const RequestMetrics& requests
   }
   AppendFamilyHeader(out, "shoal_queue_length", "gauge", "Jobs waiting for resources.");
   AppendGauge(out, "shoal_queue_length", {}, static_cast<double>(jobs.queue_length));
+  AppendFamilyHeader(out, "shoal_scheduler_passes_total", "counter", "Scheduler passes completed since the server started.");
+  AppendGauge(out, "shoal_scheduler_passes_total", {}, static_cast<double>(jobs.scheduler_passes));
 
   AppendFamilyHeader(out, "shoal_heartbeat_rtt_seconds", "histogram",
                      "Containers' last heartbeat round trip to their AM, one observation per task per AM report.");

@@ -40,6 +40,7 @@ TEST(MetricsPage, ShowsJobsTasksQueueHeartbeatsAndRequests) {
   jobs.jobs_by_state = {{"RUNNING", 2}, {"SUCCEEDED", 100000}};
   jobs.tasks_by_state = {{"RUNNING", 4}};
   jobs.queue_length = 3;
+  jobs.scheduler_passes = 17;
   Histogram rtt;
   rtt.Observe(0.002);
   jobs.heartbeat_rtt = rtt.Snapshot();
@@ -48,6 +49,7 @@ TEST(MetricsPage, ShowsJobsTasksQueueHeartbeatsAndRequests) {
   std::string text = RenderMetrics(jobs, requests);
   for (const char* line : {"# TYPE shoal_jobs gauge\n", "shoal_jobs{state=\"SUCCEEDED\"} 100000\n", "shoal_jobs{state=\"FAILED\"} 0\n",
                            "shoal_tasks{state=\"RUNNING\"} 4\n", "shoal_queue_length 3\n",
+                           "# TYPE shoal_scheduler_passes_total counter\n", "shoal_scheduler_passes_total 17\n",
                            "# TYPE shoal_heartbeat_rtt_seconds histogram\n", "shoal_heartbeat_rtt_seconds_count 1\n",
                            "shoal_api_request_duration_seconds_count{method=\"GET\",route=\"/api/v1/jobs\"} 1\n"}) {
     EXPECT_NE(text.find(line), std::string::npos) << "missing: " << line << "\n" << text;

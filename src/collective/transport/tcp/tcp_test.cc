@@ -118,25 +118,24 @@ TEST_F(TcpTest, EveryOperationAcrossProcesses) {
   }
 }
 
-TEST_F(TcpTest, MissingRankFailsSetupWithinConnectTimeoutNamingIt) {
+TEST_F(TcpTest, MissingRankFailsSetupAtConnectTimeoutNamingIt) {
   Options options;
   options.connect_timeout = milliseconds(300);
-  auto start = Clock::now();
   auto lonely_low = Join("attempt-a", 0, 2, options);  // rank 1 never comes
   ASSERT_FALSE(lonely_low.ok());
   EXPECT_EQ(lonely_low.status().code(), StatusCode::kTimeout) << lonely_low.status().ToString();
   EXPECT_NE(lonely_low.status().message().find("ranks [1]"), std::string::npos) << lonely_low.status().ToString();
   auto lonely_high = Join("attempt-b", 1, 2, options);  // rank 0 never comes
   ASSERT_FALSE(lonely_high.ok());
+  EXPECT_EQ(lonely_high.status().code(), StatusCode::kTimeout) << lonely_high.status().ToString();
   EXPECT_NE(lonely_high.status().message().find("tcp/0"), std::string::npos) << lonely_high.status().ToString();
-  EXPECT_LT(Clock::now() - start, milliseconds(2000));
 }
 
 // Kills one rank with SIGKILL while all are inside large allreduces: the others must
-// fail within the timeout with an error naming it, then rebuild without it.
-TEST_F(TcpTest, KilledRankMidAllreduceIsNamedWithinTimeoutAndSurvivorsRebuild) {
+// notice the lost connection (kAborted naming it, not a timeout), then rebuild without it.
+TEST_F(TcpTest, KilledRankMidAllreduceIsNamedAtOnceAndSurvivorsRebuild) {
   const int n = 4, victim = 2;
-  const auto timeout = milliseconds(4000);
+  const auto timeout = milliseconds(60000);  // a hang guard: a kill must never wait for it
   std::vector<pid_t> pids;
   for (int r = 0; r < n; ++r) {
     pids.push_back(Spawn("rank" + std::to_string(r), [&, r]() -> Status {
@@ -144,10 +143,9 @@ TEST_F(TcpTest, KilledRankMidAllreduceIsNamedWithinTimeoutAndSurvivorsRebuild) {
       options.timeout = timeout;
       ASSIGN_OR_RETURN(auto comm, Join("attempt-1", r, n, options));
       std::vector<float> data(4 << 20, 1.0f);  // 16 MiB: each call takes a while
-      std::ofstream(dir_ / ("started" + std::to_string(r))) << "1";
-      Status failure;
+      Status failure = Allreduce(*comm, std::span<float>(data), ReduceOp::kSum);
+      std::ofstream(dir_ / ("started" + std::to_string(r))) << "1";  // one allreduce done: in the loop
       while (failure.ok()) failure = Allreduce(*comm, std::span<float>(data), ReduceOp::kSum);
-      auto failed_at = Clock::now();
       std::ofstream(dir_ / ("failure" + std::to_string(r))) << failure.ToString();
       comm.reset();
       // Next attempt: the survivors, renumbered, under a fresh prefix.
@@ -156,15 +154,11 @@ TEST_F(TcpTest, KilledRankMidAllreduceIsNamedWithinTimeoutAndSurvivorsRebuild) {
       int64_t x = new_rank + 1;
       RETURN_IF_ERROR(Allreduce(*again, &x, 1, DataType::kInt64, ReduceOp::kSum));
       RETURN_IF_ERROR(Expect(x == 6, "rebuilt allreduce"));
-      // Report how long failure detection took, measured from the kill.
-      std::ofstream(dir_ / ("failed_at" + std::to_string(r))) << failed_at.time_since_epoch().count();
       return Status::Ok();
     }));
   }
   for (int r = 0; r < n; ++r)
     while (!std::filesystem::exists(dir_ / ("started" + std::to_string(r)))) usleep(1000);
-  usleep(200 * 1000);  // well inside the allreduce loop
-  const auto killed_at = Clock::now();
   kill(pids[victim], SIGKILL);
   EXPECT_EQ(ExitCode(pids[victim]), 128 + SIGKILL);
   for (int r = 0; r < n; ++r) {
@@ -172,16 +166,14 @@ TEST_F(TcpTest, KilledRankMidAllreduceIsNamedWithinTimeoutAndSurvivorsRebuild) {
     EXPECT_EQ(ExitCode(pids[r]), 0) << "rank " << r << ": " << ErrorOf("rank" + std::to_string(r));
     std::ifstream failure(dir_ / ("failure" + std::to_string(r)));
     std::string message(std::istreambuf_iterator<char>(failure), {});
-    EXPECT_NE(message.find("rank 2"), std::string::npos) << message;
-    int64_t failed_at = 0;
-    std::ifstream(dir_ / ("failed_at" + std::to_string(r))) >> failed_at;
-    double seconds = (failed_at - killed_at.time_since_epoch().count()) / 1e9;
-    EXPECT_LT(seconds, std::chrono::duration<double>(timeout).count()) << "rank " << r << ": " << message;
+    // Noticed through the lost connection (directly, or quoted in a peer's abort).
+    EXPECT_TRUE(message.starts_with("Aborted: ")) << "rank " << r << ": " << message;
+    EXPECT_NE(message.find("lost rank 2"), std::string::npos) << "rank " << r << ": " << message;
   }
 }
 
 // A rank that hangs (SIGSTOP) is not detected by the kernel: the others must give
-// up at the timeout.
+// up at the timeout, and say it was the deadline and which rank showed no sign of life.
 TEST_F(TcpTest, HungRankTimesOut) {
   const int n = 3, victim = 1;
   const auto timeout = milliseconds(1000);
@@ -191,26 +183,24 @@ TEST_F(TcpTest, HungRankTimesOut) {
       Options options;
       options.timeout = timeout;
       ASSIGN_OR_RETURN(auto comm, Join("attempt-1", r, n, options));
-      std::ofstream(dir_ / ("started" + std::to_string(r))) << "1";
       std::vector<double> data(1 << 20, 2.0);
-      Status failure;
+      Status failure = Allreduce(*comm, std::span<double>(data), ReduceOp::kSum);
+      std::ofstream(dir_ / ("started" + std::to_string(r))) << "1";  // one allreduce done: in the loop
       while (failure.ok()) failure = Allreduce(*comm, std::span<double>(data), ReduceOp::kSum);
       return failure;
     }));
   }
   for (int r = 0; r < n; ++r)
     while (!std::filesystem::exists(dir_ / ("started" + std::to_string(r)))) usleep(1000);
-  usleep(100 * 1000);
-  const auto stopped_at = Clock::now();
   kill(pids[victim], SIGSTOP);
   for (int r = 0; r < n; ++r) {
     if (r == victim) continue;
     EXPECT_EQ(ExitCode(pids[r]), 3);
-    std::printf("rank %d: %s\n", r, ErrorOf("rank" + std::to_string(r)).c_str());
-    double seconds = std::chrono::duration<double>(Clock::now() - stopped_at).count();
-    EXPECT_LT(seconds, 1.0 + 1.5) << ErrorOf("rank" + std::to_string(r));
-    EXPECT_NE(ErrorOf("rank" + std::to_string(r)).find("rank 1"), std::string::npos)
-        << ErrorOf("rank" + std::to_string(r));
+    const std::string error = ErrorOf("rank" + std::to_string(r));
+    // The deadline, directly (Timeout) or quoted in the abort of the rank that hit it.
+    EXPECT_TRUE(error.starts_with("Timeout: ") || error.starts_with("Aborted: ")) << error;
+    EXPECT_NE(error.find("deadline passed"), std::string::npos) << error;
+    EXPECT_NE(error.find("no sign of life from rank 1"), std::string::npos) << error;
   }
   kill(pids[victim], SIGKILL);
   ExitCode(pids[victim]);
