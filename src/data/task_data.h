@@ -56,8 +56,8 @@ class TaskData {
   bool has_outputs() const;
 
  private:
-  std::string LocalFolder(const Json& entry) const;
   static bool Commits(const Json& output);
+  std::string LocalFolder(const Json& entry) const;
 
   Json inputs_;
   Json outputs_;
