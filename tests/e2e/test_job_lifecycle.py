@@ -2,14 +2,29 @@
 import json
 import os
 import re
+import select
 import signal
+import subprocess
 import time
 
 import pytest
 
-from conftest import REPO, wait_for, write_spec
+from conftest import REPO, SHOAL, wait_for, write_spec
 
 pytestmark = pytest.mark.slow
+
+# A task command that waits until the test creates the file "release" in its working
+# directory: the test decides when the task ends, instead of guessing with a sleep.
+WAIT_FOR_RELEASE = "while [ ! -e {path} ]; do sleep 0.05; done"
+
+
+def scheduler_passes(shoal):
+    """The server's completed scheduler passes (shoal_scheduler_passes_total on /metrics)."""
+    import urllib.request
+    url = json.loads((shoal.home / "server.json").read_text())["url"]
+    with urllib.request.urlopen(url + "/metrics", timeout=10) as reply:
+        text = reply.read().decode()
+    return int(float(re.search(r"^shoal_scheduler_passes_total (\S+)$", text, re.M).group(1)))
 
 
 def test_fashion_mnist_ddp_on_two_workers(shoal, tmp_path):
@@ -18,14 +33,18 @@ def test_fashion_mnist_ddp_on_two_workers(shoal, tmp_path):
         REPO / "examples/fashion-mnist-ddp/job.yaml",
         "--command", "worker=/usr/bin/python3 train.py --epochs 1 --train-limit 1500 --test-limit 300", check=0)
     assert "SUCCEEDED" in result.stderr
-    losses = []
+    # The final loss is all-reduced before it is printed, so equal losses prove nothing;
+    # each rank evaluates its own copy of the model, so equal test accuracies show that
+    # DDP kept the replicas identical while each trained on its own shard.
+    accuracies = []
     for index in (0, 1):
         log = shoal.logs(job_id, index=index)
-        match = re.search(r"final loss: ([0-9.]+)", log)
+        assert re.search(r"final loss: [0-9.]+", log), log
+        match = re.search(r"test accuracy: ([0-9.]+)%", log)
         assert match, log
-        losses.append(match.group(1))
-        assert "test accuracy:" in log
-    assert losses[0] == losses[1], f"the ranks disagree: {losses}"
+        accuracies.append(match.group(1))
+        assert f"[rank {index}] world size 2," in log, log
+    assert accuracies[0] == accuracies[1], f"the ranks' models differ: {accuracies}"
     detail = shoal.status(job_id)
     assert [t["progress"] for t in detail["attempts"][-1]["tasks"]] == [1.0, 1.0]
 
@@ -117,15 +136,18 @@ roles:
 
 def test_a_queued_job_starts_when_the_one_before_it_ends(shoal, tmp_path):
     shoal.start_server("--cpus", "2")
-    first = write_spec(tmp_path, "name: first\nroles: {worker: {instances: 2, cpus: 1, memory: 64M, command: sleep 1.5}}",
-                       "first.yaml")
+    release = tmp_path / "release"
+    first = write_spec(tmp_path, "name: first\nroles: {worker: {instances: 2, cpus: 1, memory: 64M, command: '"
+                       + WAIT_FOR_RELEASE.format(path=release) + "'}}", "first.yaml")
     second = write_spec(tmp_path, "name: second\nroles: {worker: {instances: 1, cpus: 1, memory: 64M, command: 'true'}}",
                         "second.yaml")
     a = shoal.submit(first)
     shoal.wait_state(a, "RUNNING")
     b = shoal.submit(second)
-    time.sleep(0.5)
-    assert shoal.status(b)["state"] == "QUEUED"
+    passes = scheduler_passes(shoal)
+    wait_for(lambda: scheduler_passes(shoal) >= passes + 2, 30, what="two scheduler passes after the submission")
+    assert shoal.status(b)["state"] == "QUEUED", "b needs a CPU while a holds both"
+    release.touch()
     assert shoal.run("wait", a).returncode == 0
     assert shoal.run("wait", b).returncode == 0
     assert shoal.status(b)["started_ms"] >= shoal.status(a)["finished_ms"]
@@ -176,9 +198,22 @@ roles:
 """)
     job_id = shoal.submit(spec)
     shoal.wait_state(job_id, "RUNNING")
-    time.sleep(0.5)
-    agent = [p for p in shoal.job_processes(job_id)
-             if b"container" in open(f"/proc/{p}/cmdline", "rb").read()]
+
+    def agents():
+        found = []
+        for pid in shoal.job_processes(job_id):
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    if b"container" in f.read():
+                        found.append(pid)
+            except OSError:
+                pass
+        return found
+
+    # The agent has started the program (the task shows its pid): it is heartbeating.
+    wait_for(lambda: any(t.get("pid") for t in shoal.status(job_id)["attempts"][-1]["tasks"]), 30,
+             what="the task's program to start")
+    agent = wait_for(agents, 30, what="the container agent")
     assert len(agent) == 1
     os.kill(agent[0], signal.SIGSTOP)  # the agent hangs: no more heartbeats
     detail = shoal.wait_state(job_id, "FAILED", timeout=30)
@@ -243,14 +278,29 @@ def test_run_starts_the_embedded_server_once_and_reuses_it(shoal, tmp_path):
 
 def test_logs_follow_prints_output_as_it_comes(shoal, tmp_path):
     shoal.start_server()
-    spec = write_spec(tmp_path, """
+    release = tmp_path / "release"
+    spec = write_spec(tmp_path, f"""
 name: chatty
 roles:
-  worker: {cpus: 0.5, memory: 64M, command: 'for i in 1 2 3; do echo "line $i"; sleep 0.3; done'}
+  worker: {{cpus: 0.5, memory: 64M, command: 'echo "line 1"; {WAIT_FOR_RELEASE.format(path=release)}; echo "line 2"; echo "line 3"'}}
 """)
     job_id = shoal.submit(spec)
-    followed = shoal.run("logs", job_id, "-f", check=0, timeout=30).stdout
-    assert followed.splitlines() == ["line 1", "line 2", "line 3"]
+    follow = subprocess.Popen([SHOAL, "logs", job_id, "-f"], env=shoal.env,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        # The first line arrives while the job still runs: it waits for the release file.
+        ready, _, _ = select.select([follow.stdout], [], [], 30)
+        assert ready, "logs -f printed nothing while the job ran"
+        assert follow.stdout.readline() == "line 1\n"
+        assert shoal.status(job_id)["state"] == "RUNNING", "the line came before the job ended"
+        assert follow.poll() is None, "logs -f is still following"
+        release.touch()
+        rest, _ = follow.communicate(timeout=30)
+    finally:
+        if follow.poll() is None:
+            follow.kill()
+            follow.wait()
+    assert rest.splitlines() == ["line 2", "line 3"]
 
 
 def test_logs_follow_goes_on_into_the_retry(shoal, tmp_path):
@@ -280,7 +330,33 @@ def test_a_server_beyond_loopback_needs_its_token_and_the_cli_and_ams_use_it(sho
     with pytest.raises(urllib.error.HTTPError) as refused:
         urllib.request.urlopen(urllib.request.Request(url + "/api/v1/jobs", data=b"{}", method="POST"), timeout=5)
     assert refused.value.code == 401
-    spec = write_spec(tmp_path, "name: guarded\nroles: {worker: {instances: 2, cpus: 0.5, memory: 64M, command: 'env'}}")
+    release = tmp_path / "release"
+    spec = write_spec(tmp_path, "name: guarded\nroles: {worker: {instances: 2, cpus: 0.5, memory: 64M, command: 'env; "
+                      + WAIT_FOR_RELEASE.format(path=release) + "'}}")
     job_id = shoal.submit(spec)
+    # While the tasks run, the tokens Shoal's own processes hold (the AM's, each agent's
+    # SHOAL_TASK_TOKEN): none of their values may reach a task.
+    wait_for(lambda: all(t.get("pid") for t in (shoal.status(job_id)["attempts"] or [{"tasks": []}])[-1]["tasks"])
+             and len(shoal.status(job_id)["attempts"][-1]["tasks"]) == 2, 60, what="both tasks to start")
+    held = {}
+    for pid in shoal.job_processes(job_id):
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                environ = f.read().decode(errors="replace").split("\0")
+        except OSError:
+            continue
+        for entry in environ:
+            name, _, value = entry.partition("=")
+            if name.endswith("TOKEN") and value:
+                held.setdefault(name, set()).add(value)
+    assert len(held.get("SHOAL_TASK_TOKEN", ())) == 2, f"each agent holds its own task token: {sorted(held)}"
+    release.touch()
     assert shoal.run("wait", job_id).returncode == 0, shoal.status(job_id)
-    assert "SHOAL_SERVER_TOKEN" not in shoal.logs(job_id), "the token must not reach user programs"
+    secrets = {token}.union(*held.values())
+    for index in (0, 1):
+        log = shoal.logs(job_id, index=index)
+        assert "SHOAL_JOB_ID=" + job_id in log, "the task's environment was printed"
+        for name in ("SHOAL_SERVER_TOKEN", "SHOAL_TOKEN", "SHOAL_ATTEMPT_TOKEN", "SHOAL_TASK_TOKEN", "SHOAL_MPI_TOKEN"):
+            assert name + "=" not in log, f"{name} reached worker[{index}]"
+        for secret in secrets:
+            assert secret not in log, f"a token's value reached worker[{index}]"
