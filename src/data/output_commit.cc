@@ -36,16 +36,55 @@ bool ThroughALink(const std::string& folder, const std::string& rel) {
   return false;
 }
 
-// Deletes every object of dest that is neither one of `files`, nor kept beside them.
-Status RemoveStale(storage::Storage& store, const std::string& dest, const std::set<std::string>& files,
-                   int parallelism) {
+constexpr const char* kCommittingPrefix = "committing-";  // _temporary/committing-<tag>: a commit's listing
+
+// The files a listing (_SUCCESS, or a commit's listing under _temporary/) names; none
+// when it is missing. Bounded: a listing is Shoal's own, but anyone may have written it.
+Result<std::set<std::string>> ReadListing(storage::Storage& store, const std::string& uri) {
+  constexpr int64_t kMostListing = 64 << 20;
+  Result<storage::ObjectInfo> info = store.Stat(uri);
+  if (!info.ok()) {
+    if (info.status().code() == StatusCode::kNotFound) return std::set<std::string>();
+    return info.status();
+  }
+  ASSIGN_OR_RETURN(std::string text, store.ReadRange(uri, 0, std::min(info->size, kMostListing)));
+  std::set<std::string> files;
+  for (size_t start = 0; start < text.size();) {
+    size_t end = std::min(text.find('\n', start), text.size());
+    if (end > start) files.insert(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return files;
+}
+
+// What earlier commits into dest put there: the files its _SUCCESS lists, and those of
+// commits that were stopped between copying into place and writing _SUCCESS (their
+// listings stay under _temporary/ until a commit completes).
+Result<std::set<std::string>> EarlierCommits(storage::Storage& store, const std::string& dest) {
+  ASSIGN_OR_RETURN(std::set<std::string> files, ReadListing(store, storage::JoinUri(dest, kSuccessMarker)));
+  const std::string scratch = storage::JoinUri(dest, kTemporaryFolder) + "/";
+  ASSIGN_OR_RETURN(std::vector<storage::ObjectInfo> temporary, store.List(scratch));
+  for (const storage::ObjectInfo& object : temporary) {
+    std::string name = object.uri.substr(std::min(object.uri.size(), scratch.size()));
+    if (!name.starts_with(kCommittingPrefix) || name.find('/') != std::string::npos) continue;
+    ASSIGN_OR_RETURN(std::set<std::string> listed, ReadListing(store, object.uri));
+    files.merge(listed);
+  }
+  return files;
+}
+
+// Deletes the objects of dest that an earlier commit put there (`earlier`) and this one
+// does not commit (`files`). Nothing else is ever deleted: what the user or another
+// program keeps beside an output stays.
+Status RemoveStale(storage::Storage& store, const std::string& dest, const std::set<std::string>& earlier,
+                   const std::set<std::string>& files, int parallelism) {
   std::string folder = dest.ends_with('/') ? dest : dest + "/";
   ASSIGN_OR_RETURN(std::vector<storage::ObjectInfo> listed, store.List(folder));
   std::vector<std::string> stale;
   for (const storage::ObjectInfo& object : listed) {
     if (!object.uri.starts_with(folder)) continue;
     std::string rel = object.uri.substr(folder.size());
-    bool kept = rel.empty() || rel == kSuccessMarker || files.count(rel) || KeptBeside(rel);
+    bool kept = rel.empty() || rel == kSuccessMarker || files.count(rel) || KeptBeside(rel) || !earlier.count(rel);
     if (kept || ThroughALink(folder, rel)) continue;
     stale.push_back(object.uri);
   }
@@ -82,6 +121,11 @@ Status CommitFolder(const std::string& local_folder, const std::string& dest_uri
   const std::string marker = storage::JoinUri(dest_uri, kSuccessMarker);
   const std::string scratch = storage::JoinUri(dest_uri, kTemporaryFolder);
   const std::string temp = storage::JoinUri(scratch, tag);
+  Result<std::set<std::string>> read_earlier = EarlierCommits(*store, dest_uri);
+  if (!read_earlier.ok()) {
+    return read_earlier.status().WithContext("output " + dest_uri + " not committed: reading what earlier commits left");
+  }
+  const std::set<std::string>& earlier = *read_earlier;
   RETURN_IF_ERROR(store->Delete(marker));
   auto cancelled = [&] { return options.cancel && options.cancel->load(); };
   // Runs step(0..n-1) in parallel; once the task is being stopped no new step starts.
@@ -104,6 +148,10 @@ Status CommitFolder(const std::string& local_folder, const std::string& dest_uri
   for (size_t i = 0; i < files.size(); ++i) {
     if (present[i]) committed.push_back(files[i]);
   }
+  std::string listing;
+  for (const auto& rel : committed) listing += rel + "\n";
+  // Until _SUCCESS is written, this listing says what the copies into place put there.
+  if (status.ok()) status = store->PutString(storage::JoinUri(scratch, kCommittingPrefix + tag), listing);
   if (status.ok()) {
     status = each(committed.size(), [&](size_t i) {
       const std::string& rel = committed[i];
@@ -111,10 +159,8 @@ Status CommitFolder(const std::string& local_folder, const std::string& dest_uri
     });
   }
   if (status.ok() && !cancelled()) {
-    status = RemoveStale(*store, dest_uri, {committed.begin(), committed.end()}, options.parallelism);
+    status = RemoveStale(*store, dest_uri, earlier, {committed.begin(), committed.end()}, options.parallelism);
   }
-  std::string listing;
-  for (const auto& rel : committed) listing += rel + "\n";
   if (status.ok() && cancelled()) status = Aborted("the task is being stopped");
   if (status.ok()) status = store->PutString(marker, listing);
   if (!status.ok()) {

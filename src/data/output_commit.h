@@ -7,13 +7,18 @@
 // symlinked folder in it is left as it is: nothing is deleted through a link.
 //
 // Contract:
-//  - CommitFolder(local, dest, tag) first removes dest/_SUCCESS (the folder is no longer
-//    complete), uploads every file of `local` under dest/_temporary/<tag>/ (each settled:
-//    data/settled_upload.h), then copies each into place under dest/, deletes what else
-//    the destination holds (an earlier attempt's files), writes dest/_SUCCESS (listing
-//    the files) and finally deletes dest/_temporary/ with everything in it: its own
-//    copies, those an earlier attempt killed mid-upload left, and their unfinished
-//    multipart uploads. After it, the destination holds exactly the committed files.
+//  - CommitFolder(local, dest, tag) first reads what earlier commits put in dest (the
+//    files dest/_SUCCESS lists, and those listed by commits stopped before their
+//    _SUCCESS, in dest/_temporary/committing-<tag>), removes dest/_SUCCESS (the folder is
+//    no longer complete), uploads every file of `local` under dest/_temporary/<tag>/ (each
+//    settled: data/settled_upload.h), writes its own listing to
+//    dest/_temporary/committing-<tag>, copies each file into place under dest/, deletes
+//    the earlier commits' files it does not commit again (an earlier attempt's stale
+//    files), writes dest/_SUCCESS (listing the files) and finally deletes
+//    dest/_temporary/ with everything in it: its own copies, those an earlier attempt
+//    killed mid-upload left, and their unfinished multipart uploads. Afterwards the
+//    destination holds exactly the committed files of Shoal's commits; objects no commit
+//    of Shoal's put there (the user's own) are never deleted.
 //    _SUCCESS is written last: a reader that sees it sees the whole output; a task killed
 //    at any point before leaves no _SUCCESS, and one killed during the upload leaves
 //    nothing outside _temporary (which the next commit into dest sweeps).

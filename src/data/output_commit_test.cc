@@ -46,8 +46,9 @@ TEST(OutputCommitTest, AKilledUploadLeavesNoMarker) {
   ASSERT_TRUE(WriteFileAtomic(dir + "/b", "2").ok());
   ASSERT_TRUE(mem.PutString("mem://killed/out/_SUCCESS", "a\n").ok());
   ASSERT_TRUE(mem.PutString("mem://killed/out/a", "old").ok());
-  // The marker's delete and the first upload pass, then the storage "dies".
-  mem.FailNext(100, Unavailable("connection reset"), 2);
+  // Reading the earlier listing (stat, read, list), the marker's delete and the first
+  // upload pass, then the storage "dies".
+  mem.FailNext(100, Unavailable("connection reset"), 5);
   Status s = CommitFolder(dir, "mem://killed/out", "t", {.parallelism = 1});
   mem.FailNext(0, Status::Ok());
   ASSERT_FALSE(s.ok());
@@ -87,19 +88,23 @@ std::vector<std::string> KeysUnder(const std::string& prefix) {
 TEST(OutputCommitTest, ACommitReplacesWhatAnEarlierAttemptLeftInItsDestination) {
   auto& mem = storage::MemStorage::Shared();
   mem.CreateBucket("retry");
-  // Attempt 1 committed stale.txt and an old model; a saved model sits in the URI (from:),
-  // and worker-10's folder shares the prefix "worker-1".
-  for (const char* key : {"out/worker-1/stale.txt", "out/worker-1/model.bin", "out/worker-1/_SUCCESS",
-                          "out/worker-1/sub/old.bin", "out/worker-1/saved-20260101-000000/model.bin",
+  // Attempt 1 committed stale.txt, an old model and sub/old.bin (its _SUCCESS lists them);
+  // a saved model sits in the URI (from:), worker-10's folder shares the prefix
+  // "worker-1", and the user keeps notes.txt there, which no commit put there.
+  for (const char* key : {"out/worker-1/stale.txt", "out/worker-1/model.bin", "out/worker-1/sub/old.bin",
+                          "out/worker-1/saved-20260101-000000/model.bin", "out/worker-1/notes.txt",
                           "out/worker-10/model.bin"}) {
     ASSERT_TRUE(mem.PutString(std::string("mem://retry/") + key, "attempt 1").ok());
   }
+  ASSERT_TRUE(mem.PutString("mem://retry/out/worker-1/_SUCCESS", "model.bin\nstale.txt\nsub/old.bin\n").ok());
   OutputFolder local("commit-retry");
   local.Write("model.bin", "attempt 2");
   ASSERT_TRUE(CommitFolder(local.path(), "mem://retry/out/worker-1", "worker-1").ok());
   EXPECT_EQ(KeysUnder("retry/"), (std::vector<std::string>{"retry/out/worker-1/_SUCCESS", "retry/out/worker-1/model.bin",
+                                                           "retry/out/worker-1/notes.txt",
                                                            "retry/out/worker-1/saved-20260101-000000/model.bin",
-                                                           "retry/out/worker-10/model.bin"}));
+                                                           "retry/out/worker-10/model.bin"}))
+      << "what attempt 1 committed goes; what no commit put there stays";
   EXPECT_EQ(mem.ReadRange("mem://retry/out/worker-1/model.bin", 0, 100).value(), "attempt 2");
   EXPECT_EQ(mem.ReadRange("mem://retry/out/worker-1/_SUCCESS", 0, 100).value(), "model.bin\n");
 }
@@ -107,7 +112,10 @@ TEST(OutputCommitTest, ACommitReplacesWhatAnEarlierAttemptLeftInItsDestination) 
 TEST(OutputCommitTest, ACommitIntoAFolderReplacesAnEarlierAttemptsFiles) {
   OutputFolder dest("commit-dest");
   ASSERT_TRUE(MakeDirectories(dest.path() + "/worker-0/_temporary/worker-0").ok());
+  // Attempt 1 was stopped after copying stale.txt into place, before its _SUCCESS: its
+  // listing under _temporary/ names what it put there.
   ASSERT_TRUE(WriteFileAtomic(dest.path() + "/worker-0/stale.txt", "attempt 1").ok());
+  ASSERT_TRUE(WriteFileAtomic(dest.path() + "/worker-0/_temporary/committing-worker-0", "stale.txt\n").ok());
   ASSERT_TRUE(WriteFileAtomic(dest.path() + "/worker-0/_temporary/worker-0/big.bin.part", "killed").ok());
   OutputFolder local("commit-src");
   local.Write("model.bin", "attempt 2");
