@@ -407,8 +407,27 @@ class SpecReader {
               "give each output its own name, differing in more than upper and lower case");
         ok = false;
       }
+      for (size_t j = 0; ok && j < spec.outputs.size(); ++j) {
+        const OutputSpec& other = spec.outputs[j];
+        if (!UrisOverlap(output.uri, other.uri)) continue;
+        Issue(field + ".uri", "'" + output.uri + "' overlaps outputs[" + std::to_string(j) + "]'s '" + other.uri +
+                                  "': each commit replaces what earlier commits put in its folder, so one output would "
+                                  "delete the other's files",
+              "give each output a folder of its own, neither inside the other");
+        ok = false;
+      }
       if (ok) spec.outputs.push_back(std::move(output));
     }
+  }
+
+  // Whether two output URIs are one folder or one holds the other ("file://" and a plain
+  // path being the same place).
+  static bool UrisOverlap(std::string a, std::string b) {
+    for (std::string* uri : {&a, &b}) {
+      if (uri->starts_with("file://")) uri->erase(0, 7);
+      while (uri->size() > 1 && uri->ends_with('/')) uri->pop_back();
+    }
+    return a == b || a.starts_with(b + "/") || b.starts_with(a + "/");
   }
 
   void ReadPrepend(const YAML::Node& node, const std::string& field,

@@ -348,6 +348,19 @@ TEST(ParseJobSpec, RefusesDataNamesWhoseVariablesCollide) {
                     "roles: {w: {command: a}}\n"), "") << "SHOAL_INPUT_A_DIR and SHOAL_INPUT_A_DIR_DIR differ";
 }
 
+TEST(ParseJobSpec, RefusesOutputsWhoseFoldersOverlap) {
+  std::string same = Refusal("outputs:\n  - {name: model, uri: /out/m}\n  - {name: logs, uri: 'file:///out/m/'}\n"
+                             "roles: {w: {command: a}}\n");
+  EXPECT_NE(same.find("job.yaml:3: outputs[1].uri: '/out/m/' overlaps outputs[0]'s '/out/m'"), std::string::npos)
+      << same;
+  std::string nested = Refusal("outputs:\n  - {name: model, uri: s3://b/run}\n  - {name: logs, uri: s3://b/run/logs}\n"
+                               "roles: {w: {command: a}}\n");
+  EXPECT_NE(nested.find("outputs[1].uri: 's3://b/run/logs' overlaps outputs[0]'s 's3://b/run'"), std::string::npos)
+      << nested;
+  EXPECT_EQ(Refusal("outputs:\n  - {name: model, uri: s3://b/run}\n  - {name: logs, uri: s3://b/run-logs}\n"
+                    "roles: {w: {command: a}}\n"), "") << "a shared prefix is not a shared folder";
+}
+
 TEST(ParseJobSpec, RefusesTwoShippedThingsWithOneName) {
   std::string files = Refusal("files: [a/config.json, b/config.json]\nroles: {w: {command: a}}\n");
   EXPECT_NE(files.find("files[1]: a copy of b/config.json would land in the task's folder as 'config.json', where "
