@@ -233,9 +233,20 @@ void ConnectionGate::Hold(std::unique_ptr<GateConnection> connection, Clock::tim
   }
 }
 
+void ConnectionGate::Forget(Held& held) {
+  if (!held.total_size) return;
+  buffering_ -= *held.total_size;
+  held.total_size.reset();
+  std::lock_guard lock(mutex_);
+  stats_.receiving_bytes = buffering_;
+}
+
 void ConnectionGate::Drop(int fd) {
   epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr);
-  held_.erase(fd);
+  auto it = held_.find(fd);
+  if (it == held_.end()) return;
+  Forget(it->second);
+  held_.erase(it);
 }
 
 void ConnectionGate::Answer(int fd, int http_status, const std::string& reason) {
@@ -257,6 +268,7 @@ void ConnectionGate::Refuse(int fd, int http_status, const std::string& reason) 
   // answer: read and discard what it still sends, for a while.
   shutdown(fd, SHUT_WR);
   Held& held = it->second;
+  Forget(held);
   held.waiting = Waiting::kDraining;
   held.deadline = Clock::now() + limits_.linger_timeout;
   held.connection->buffer_.clear();
@@ -323,7 +335,18 @@ void ConnectionGate::Frame(Held& held, bool new_line_seen, Clock::time_point now
   if (auto* refusal = std::get_if<FramingRefusal>(&framing)) return Refuse(fd, refusal->http_status, refusal->reason);
   if (auto* more = std::get_if<NeedMoreBytes>(&framing)) {
     if (more->total_size && !held.total_size) {
+      if (buffering_ + *more->total_size > limits_.max_buffered_bytes) {
+        return Refuse(fd, 503, "the server is receiving " + std::to_string(buffering_) +
+                                   " bytes of requests at once, and this one's " + std::to_string(*more->total_size) +
+                                   " would pass its limit of " + std::to_string(limits_.max_buffered_bytes) +
+                                   "; retry in a moment");
+      }
+      buffering_ += *more->total_size;
       held.total_size = more->total_size;
+      {
+        std::lock_guard lock(mutex_);
+        stats_.receiving_bytes = buffering_;
+      }
       size_t body = *more->total_size - buffer.size();
       held.deadline = now + limits_.head_timeout + std::chrono::seconds(body / std::max<size_t>(limits_.min_body_rate, 1));
     }
@@ -333,6 +356,7 @@ void ConnectionGate::Frame(Held& held, bool new_line_seen, Clock::time_point now
     }
     return;
   }
+  Forget(held);
   connection.request_ = std::get<FramedRequest>(std::move(framing));
   std::optional<ParkedWait> park = parking_rule_ ? parking_rule_(connection.request_) : std::nullopt;
   if (!park) return DispatchHeld(fd, {});

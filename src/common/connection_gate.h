@@ -19,7 +19,9 @@
 //    most max_connections. A newcomer over a bound evicts the connection that has waited
 //    longest without a complete request (the peer's own first); when none can be evicted
 //    it is answered 503 and closed. A flood from one address cannot lock the others out,
-//    and a request from a flooded address still gets through.
+//    and a request from a flooded address still gets through. The bodies the gate is
+//    receiving at once are bounded too (max_buffered_bytes, by their Content-Length): a
+//    request that would pass it is answered 503, so slow uploads cannot exhaust memory.
 //  - Parking: each complete request is shown to the parking rule. When the rule parks it,
 //    it waits here until its ready() holds (checked after each Wake() and at each sweep)
 //    or its deadline passes, then is dispatched with the rule's served_params (query
@@ -90,6 +92,7 @@ struct GateLimits {
   size_t min_body_rate = 64 * 1024;  // bytes per second, after head_timeout's grace
   size_t max_connections = 16'384;
   size_t max_per_peer = 4'096;
+  size_t max_buffered_bytes = size_t{1} << 30;  // requests being received, by their declared size
   RequestLimits request;
 };
 
@@ -106,6 +109,7 @@ struct GateStats {
   uint64_t refused = 0; // requests answered by the gate itself (4xx, 503)
   uint64_t evicted = 0; // connections closed to make room for newcomers
   uint64_t timed_out = 0;
+  size_t receiving_bytes = 0;  // the declared sizes of the requests being received
 };
 
 class ConnectionGate {
@@ -136,7 +140,7 @@ class ConnectionGate {
     Clock::time_point since;     // when it began waiting for this request
     Clock::time_point deadline;  // when the gate gives up on it (or dispatches a parked wait)
     bool has_bytes = false;
-    std::optional<size_t> total_size;
+    std::optional<size_t> total_size;  // once its head is in; counted in buffering_
     bool continue_sent = false;
     std::function<bool()> ready;
   };
@@ -152,6 +156,7 @@ class ConnectionGate {
   void DispatchHeld(int fd, std::vector<std::string> served_params);
   void Drain(int fd);  // reads and discards what a refused client still sends
   void Drop(int fd);
+  void Forget(Held& held);  // its request no longer counts as being received
   void CheckParked(Clock::time_point now);
   void Sweep(Clock::time_point now);
   void Released(const std::string& peer);
@@ -164,6 +169,7 @@ class ConnectionGate {
 
   // Owned by the loop's thread.
   std::unordered_map<int, Held> held_;
+  size_t buffering_ = 0;  // the declared sizes of the requests being received
 
   mutable std::mutex mutex_;
   std::vector<std::function<void()>> inbox_;  // guarded by mutex_

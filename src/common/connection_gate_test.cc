@@ -140,6 +140,28 @@ TEST_F(GateTest, UnservableRequestsAreRefusedByTheGateWithTheirStatus) {
   EXPECT_EQ(server_->gate_stats().refused, 2u);
 }
 
+TEST_F(GateTest, BodiesBeingReceivedAtOnceAreBoundedByTheirDeclaredSize) {
+  Start(1, GateLimits{.max_buffered_bytes = 1000});
+  RawClient slow(port_);
+  ASSERT_TRUE(slow.Send("POST /echo HTTP/1.1\r\nHost: h\r\nContent-Length: 800\r\n\r\n" + std::string(100, 'a')));
+  for (int i = 0; i < 500 && server_->gate_stats().receiving_bytes == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));  // until the gate has read the head
+  }
+  ASSERT_EQ(server_->gate_stats().receiving_bytes, 800 + std::string("POST /echo HTTP/1.1\r\nHost: h\r\nContent-Length: 800\r\n\r\n").size());
+  RawClient second(port_);
+  ASSERT_TRUE(second.Send("POST /echo HTTP/1.1\r\nHost: h\r\nContent-Length: 800\r\n\r\n"));
+  std::string refused = second.Read("}");
+  EXPECT_TRUE(refused.starts_with("HTTP/1.1 503")) << refused;
+  EXPECT_NE(refused.find("retry in a moment"), std::string::npos) << refused;
+  ASSERT_TRUE(slow.Send(std::string(700, 'b')));
+  EXPECT_TRUE(slow.Read(std::string(700, 'b')).starts_with("HTTP/1.1 200")) << "the first upload completes";
+  EXPECT_EQ(server_->gate_stats().receiving_bytes, 0u);
+  RawClient third(port_);
+  ASSERT_TRUE(third.Send("POST /echo HTTP/1.1\r\nHost: h\r\nContent-Length: 800\r\nConnection: close\r\n\r\n" +
+                         std::string(800, 'c')));
+  EXPECT_TRUE(third.Read("", 5000).starts_with("HTTP/1.1 200")) << "its room is free again";
+}
+
 TEST_F(GateTest, PipelinedRequestsOnAKeptAliveConnectionAreAnsweredInOrder) {
   Start(2);
   RawClient client(port_);
