@@ -1,5 +1,10 @@
 #include "common/json.h"
 
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
 namespace shoal {
 namespace {
 
@@ -32,8 +37,25 @@ Result<Json> ParseJson(const std::string& text, const std::string& what) {
   if (NestsDeeperThan(text, kMaxJsonDepth)) {
     return InvalidArgument(what + " nests arrays or objects more than " + std::to_string(kMaxJsonDepth) + " levels deep");
   }
-  Json value = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  // A key given twice in one object would silently keep one of the two values (two roles
+  // both named "w", "instances" given twice): it is refused instead, naming the key.
+  std::vector<std::set<std::string>> keys_of_open_objects;
+  std::optional<std::string> given_twice;
+  auto watch_keys = [&](int, Json::parse_event_t event, Json& parsed) {
+    if (event == Json::parse_event_t::object_start) keys_of_open_objects.emplace_back();
+    if (event == Json::parse_event_t::object_end && !keys_of_open_objects.empty()) keys_of_open_objects.pop_back();
+    if (event == Json::parse_event_t::key && !keys_of_open_objects.empty() && !given_twice &&
+        !keys_of_open_objects.back().insert(parsed.get<std::string>()).second) {
+      given_twice = parsed.get<std::string>();
+    }
+    return true;
+  };
+  Json value = Json::parse(text, watch_keys, /*allow_exceptions=*/false);
   if (value.is_discarded()) return InvalidArgument(what + " is not valid JSON");
+  if (given_twice) {
+    return InvalidArgument(what + " gives the key '" + given_twice->substr(0, 64) +
+                           "' twice in one object; give each key once");
+  }
   return value;
 }
 

@@ -16,8 +16,8 @@ using Json = nlohmann::json;
 // any of Shoal's documents, and shallow enough for nlohmann's recursive copy and dump.
 inline constexpr int kMaxJsonDepth = 64;
 
-// Parses text as JSON; a parse error, or nesting deeper than kMaxJsonDepth, is
-// InvalidArgument naming `what`.
+// Parses text as JSON; a parse error, nesting deeper than kMaxJsonDepth, or a key given
+// twice in one object is InvalidArgument naming `what` (and the key).
 Result<Json> ParseJson(const std::string& text, const std::string& what);
 
 // The body of an error reply: {"error": {"code": "...", "message": "..."}}.

@@ -235,6 +235,8 @@ HOSTILE_REQUESTS = [
     ("POST", "/internal/v1/jobs/job-1/attempts/1/report", "{garbage", {}),
     ("POST", "/internal/v1/jobs/job-1/attempts/1/report", '{"state": "RUNNING", "tasks": "no"}', {}),
     ("POST", "/internal/v1/jobs/job-1/attempts/99/report", '{"state": "SUCCEEDED", "tasks": []}', {}),
+    ("POST", "/api/v1/jobs", '{"spec": {"roles": {"w": {"command": "true"}, "w": {"command": "true"}}}}', {}),
+    ("POST", "/api/v1/jobs", '{"spec": "roles: {w: {command: true}}", "spec": "roles: {x: {command: true}}"}', {}),
     ("PUT", "/api/v1/jobs", "{}", {}),
     ("DELETE", "/api/v1/jobs/job-1", None, {}),
     ("POST", "/api/v1/jobs", '{"spec": "x"}', {"Content-Type": "text/html; charset=\u00ff".encode("latin-1").decode("latin-1")}),
