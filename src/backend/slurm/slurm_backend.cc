@@ -231,6 +231,9 @@ std::optional<ExitInfo> SlurmBackend::PollAttempt(const AttemptHandle& handle) {
   std::lock_guard lock(mutex_);
   const Watched& w = watched_[handle.backend_id];
   if (!w.state || !IsFinalSlurmState(w.state->state)) return std::nullopt;
+  // The cluster ended it: not ended for the scheduler until the note says why (which node
+  // failed), or the attempt would end with whatever its AM last said instead.
+  if (IsClusterFailure(w.state->state) && w.ended_note.empty()) return std::nullopt;
   if (w.state->state == "GONE") return ExitInfo{255, 0};
   return ExitInfo{w.state->exit_code, w.state->signal};
 }

@@ -323,6 +323,24 @@ TEST_F(SlurmBackendTest, ANodeFailureEndsTheAttemptNamingTheNode) {
   EXPECT_EQ(note.message, "node node2 failed; Slurm ended the attempt (NODE_FAIL)");
 }
 
+// The poller records a job's final state, then asks sinfo which node failed; until the
+// answer is in, the attempt is not reported ended. (It was: the scheduler ended such an
+// attempt with no cause, keeping the AM's "the container ended before its task did".)
+TEST_F(SlurmBackendTest, AnAttemptTheClusterEndedIsReportedEndedOnlyWithItsCause) {
+  auto handle = backend_.StartAttempt(Launch());
+  ASSERT_TRUE(handle.ok());
+  std::optional<bool> ended_while_asking;
+  commands_.answers["sinfo"] = [&](const std::vector<std::string>&) {
+    if (!ended_while_asking) ended_while_asking = backend_.PollAttempt(*handle).has_value();
+    return CommandOutput{0, "node1 mixed\nnode2 down*\n", ""};
+  };
+  squeue_ = R"({"job_id": 77, "het_job_id": 0, "job_state": "NODE_FAIL", "nodes": "node[1-2]", "exit_code": 15})";
+  ASSERT_TRUE(backend_.PollAttempt(*handle).has_value());
+  ASSERT_TRUE(ended_while_asking.has_value()) << "sinfo was asked";
+  EXPECT_FALSE(*ended_while_asking) << "not ended while its cause is still being found";
+  EXPECT_EQ(backend_.Note(*handle).message, "node node2 failed; Slurm ended the attempt (NODE_FAIL)");
+}
+
 // A failed node back in service at once (ReturnToService=2, slurmd restarted) is no
 // longer down when the end is seen: the node that stopped responding while the job ran
 // is named.
