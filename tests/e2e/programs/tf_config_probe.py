@@ -5,6 +5,7 @@ has reached every peer and every peer has reached it; a "ps" task keeps serving 
 Shoal stops it, as a real parameter server does."""
 import json
 import os
+import signal
 import socket
 import sys
 import threading
@@ -42,6 +43,19 @@ if me in addresses:
     threading.Thread(target=serve, args=(listener,), daemon=True).start()
 
 reached = set()
+
+
+def stopped(signum, frame):
+    # Shoal stops a ps with SIGTERM once the workers are done, and may do so within
+    # milliseconds of its last connection: say what it reached and heard before it goes,
+    # as a parameter server flushes its log, then die of the signal as it would have.
+    print(f"{me} reached {len(reached)} of {len(peers)} peers: {sorted(reached)}", flush=True)
+    print(f"{me} heard from {len(heard_from)} peers", flush=True)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    os.kill(os.getpid(), signal.SIGTERM)
+
+
+signal.signal(signal.SIGTERM, stopped)
 deadline = time.time() + 60
 while len(reached) < len(peers) and time.time() < deadline:
     for name, address in peers.items():
@@ -54,7 +68,8 @@ while len(reached) < len(peers) and time.time() < deadline:
             reached.add(name)
         except OSError:
             pass
-    time.sleep(0.1)
+    if len(reached) < len(peers):
+        time.sleep(0.1)
 print(f"{me} reached {len(reached)} of {len(peers)} peers: {sorted(reached)}", flush=True)
 if len(reached) < len(peers):
     sys.exit(f"{me} could not reach {sorted(set(peers) - reached)}")
