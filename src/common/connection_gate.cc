@@ -246,6 +246,10 @@ void ConnectionGate::Drop(int fd) {
   auto it = held_.find(fd);
   if (it == held_.end()) return;
   Forget(it->second);
+  if (it->second.waiting == Waiting::kParked) {
+    std::lock_guard lock(mutex_);
+    --stats_.parked;  // a long poll whose client hung up
+  }
   held_.erase(it);
 }
 

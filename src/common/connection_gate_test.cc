@@ -221,6 +221,23 @@ TEST_F(GateTest, AParkedLongPollIsAnsweredAtItsDeadline) {
   EXPECT_NE(poll.Read("served").find("early served"), std::string::npos);
 }
 
+TEST_F(GateTest, AParkedLongPollWhoseClientHangsUpIsDropped) {
+  Start(1);
+  server_->set_parking_rule([](const FramedRequest&) -> std::optional<ParkedWait> {
+    return ParkedWait{.ready = [] { return false; },
+                      .deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30),
+                      .served_params = {"wait_ms"}};
+  });
+  auto poll = std::make_unique<RawClient>(port_);
+  ASSERT_TRUE(poll->Send("GET /wait?wait_ms=30000 HTTP/1.1\r\nHost: h\r\n\r\n"));
+  for (int i = 0; i < 500 && server_->gate_stats().parked == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_EQ(server_->gate_stats().parked, 1u);
+  poll.reset();  // the client hangs up
+  for (int i = 0; i < 500 && server_->gate_stats().open > 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_EQ(server_->gate_stats().open, 0u) << "its connection is closed";
+  EXPECT_EQ(server_->gate_stats().parked, 0u) << "and no longer counted as parked";
+}
+
 TEST_F(GateTest, AFloodFromOneAddressEvictsItsOldestIdleConnection) {
   Start(1, GateLimits{.max_connections = 1000, .max_per_peer = 20});
   std::vector<std::unique_ptr<RawClient>> flood;
