@@ -1,6 +1,7 @@
 #include "protocol/job_views.h"
 
 #include "protocol/field_reader.h"
+#include "spec/spec_document.h"
 
 namespace shoal::protocol {
 namespace {
@@ -52,6 +53,17 @@ Json EncodeAll(const std::vector<T>& items) {
   Json out = Json::array();
   for (const T& item : items) out.push_back(Encode(item));
   return out;
+}
+
+// A job's spec as the API shows it and the history stores it: the spec document, or the
+// internal form job histories of earlier versions hold.
+Result<JobSpec> DecodeSpecDocument(const Json& spec, const std::string& path) {
+  if (IsInternalSpecJson(spec)) return DecodeSpec(spec, path);
+  try {
+    return JobSpecFromDocument(spec);
+  } catch (const std::exception& e) {
+    return InvalidArgument(path + ".spec is malformed: " + e.what());
+  }
 }
 
 }  // namespace
@@ -131,7 +143,7 @@ Result<JobSummary> Decode<JobSummary>(const Json& json) {
 Json Encode(const JobDetail& v) {
   Json out = Json::object();
   EncodeSummaryInto(v.summary, out);
-  out["spec"] = ToJson(v.spec);
+  out["spec"] = SpecDocument(v.spec);
   out["version"] = v.version;
   out["attempts"] = EncodeAll(v.attempts);
   out["board_url"] = v.board_url;
@@ -150,7 +162,8 @@ Result<JobDetail> Decode<JobDetail>(const Json& json) {
   v.board_url = r.String("board_url");
   v.saved_models = r.List<SavedModelView>("saved_models", DecodeSavedModelView);
   if (!r.ok()) return r.status();
-  ASSIGN_OR_RETURN(v.spec, DecodeSpec(*spec, r.path()));
+  ASSIGN_OR_RETURN(v.spec, DecodeSpecDocument(*spec, r.path()));
+  if (v.spec.user.empty()) v.spec.user = v.summary.user;
   return v;
 }
 

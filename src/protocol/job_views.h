@@ -7,6 +7,10 @@
 //   GET /api/v1/jobs/J      -> JobDetail   (the summary's fields, and the spec, the
 //                                           attempts with their tasks, the saved models)
 //
+// A detail's spec is the spec document (spec/spec_document.h): the job-spec schema a user
+// writes, so `shoal status --json`'s spec can be submitted again. Decode also reads the
+// internal form that job histories of earlier versions hold.
+//
 // Contract:
 //  - Decode<T>(json) never throws, whatever the value: it returns the view or
 //    InvalidArgument naming the field ("job.attempts[0].state must be one of ...").

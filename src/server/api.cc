@@ -16,6 +16,7 @@
 #include "server/stack_capture.h"
 #include "protocol/api_messages.h"
 #include "protocol/attempt_messages.h"
+#include "spec/spec_document.h"
 #include "spec/spec_parser.h"
 #include "submission/submission_check.h"
 
@@ -100,7 +101,7 @@ Result<std::string> TaskLogPath(JobManager& jobs, const std::optional<Caller>& c
   std::string role = req.has_param("role") ? req.get_param_value("role") : "";
   ASSIGN_OR_RETURN(int index, IntParam(req, "index", 0, -1, 1 << 20));
   ASSIGN_OR_RETURN(int attempt, IntParam(req, "attempt", 0, 0, 1000));
-  if (role.empty()) role = JobSpecFromJson(detail["spec"]).roles.front().name;
+  if (role.empty()) role = JobSpecFromDocument(detail["spec"]).roles.front().name;
   return jobs.LogPath(std::string(req.matches[1]), attempt, role, index);
 }
 
@@ -171,7 +172,7 @@ void InstallApi(httplib::Server& http, ApiContext ctx) {
     ASSIGN_OR_RETURN(int wait_ms, IntParam(req, "wait_ms", 0, 0, 60'000));
     ASSIGN_OR_RETURN(Json detail, jobs.Get(id, wait_version, wait_ms));
     RETURN_IF_ERROR(CheckJobAccess(caller(req), JobAction::kRead, id, detail.value("user", "")));
-    if (detail.contains("spec")) detail["spec"] = MaskSecrets(std::move(detail["spec"]));
+    if (detail.contains("spec")) detail["spec"] = MaskSecretValues(std::move(detail["spec"]));
     return detail;
   }));
   http.Post(R"(/api/v1/jobs/([^/]+)/kill)", RouteJson([&jobs, caller](const httplib::Request& req) -> Result<Json> {

@@ -326,7 +326,7 @@ TEST_P(OwnershipTest, SecretValuesAreMaskedInTheSpecTheApiShows) {
   std::string id = SubmitAs(ann_, "");
   auto detail = SendAs(ann_, "GET", "/api/v1/jobs/" + id);
   EXPECT_EQ(detail->body.find("hunter2-secret"), std::string::npos) << detail->body;
-  EXPECT_EQ(Json::parse(detail->body)["spec"]["env"]["API_KEY"], "********");
+  EXPECT_EQ(Json::parse(detail->body)["spec"]["env"]["API_KEY"], Json({{"secret", "********"}}));
   auto for_am = SendAs(server_token_, "GET", "/internal/v1/jobs/" + id + "/attempts/1");
   EXPECT_NE(for_am->body.find("hunter2-secret"), std::string::npos) << "the AM gets the real value";
 }

@@ -9,6 +9,7 @@
 #include "runtime/framework.h"
 #include "data/data_plan.h"
 #include "server/saved_models.h"
+#include "spec/spec_document.h"
 
 namespace shoal {
 
@@ -448,7 +449,7 @@ Result<std::string> JobManager::LogPath(const std::string& id, int attempt, cons
   }
   const std::string dir = attempts[attempt - 1].value("dir", "");
   if (role == kAmLogRole) return dir + "/am.log";  // the attempt's application master
-  JobSpec spec = JobSpecFromJson(detail["spec"]);
+  JobSpec spec = JobSpecFromDocument(detail["spec"]);
   const RoleSpec* r = spec.FindRole(role);
   if (!r) return NotFound("job '" + id + "' has no role '" + role + "' (--role am: its application master's log)");
   if (index < 0 || index >= r->instances) {

@@ -135,23 +135,6 @@ JobSpec JobSpecFromJson(const Json& json) {
   return spec;
 }
 
-Json MaskSecrets(Json spec_json) {
-  if (!spec_json.contains("secrets") || !spec_json["secrets"].is_array()) return spec_json;
-  auto mask = [&](Json& env) {
-    if (!env.is_object()) return;
-    for (const Json& name : spec_json["secrets"]) {
-      if (name.is_string() && env.contains(name.get<std::string>())) env[name.get<std::string>()] = kSecretMask;
-    }
-  };
-  if (spec_json.contains("env")) mask(spec_json["env"]);
-  if (spec_json.contains("roles") && spec_json["roles"].is_array()) {
-    for (Json& role : spec_json["roles"]) {
-      if (role.is_object() && role.contains("env")) mask(role["env"]);
-    }
-  }
-  return spec_json;
-}
-
 std::vector<std::string> SecretValues(const JobSpec& spec) {
   std::vector<std::string> values;
   auto collect = [&](const std::map<std::string, std::string>& env) {

@@ -4,9 +4,11 @@
 //  - A JobSpec produced by ParseJobSpec (spec_parser.h) is valid: every role has
 //    instances >= 1, a command, positive cpus and memory; the framework is known.
 //  - Roles keep the order in which the file lists them; ranks follow that order.
-//  - ToJson/FromJson round-trip exactly; the JSON form is what the server stores and
-//    what the AM reads. FromJson trusts its input (it came from ParseJobSpec); untrusted
-//    JSON goes through ParseJobSpec, which reads JSON as well as YAML.
+//  - ToJson/FromJson round-trip exactly; the JSON form is what the AM reads (and what
+//    job histories of earlier versions hold). FromJson trusts its input (it came from
+//    ParseJobSpec); untrusted JSON goes through ParseJobSpec, which reads JSON as well as
+//    YAML. What the API shows and the history stores is the spec document
+//    (spec_document.h), in the schema users write.
 // Thread-safety: a value type.
 #pragma once
 
@@ -99,7 +101,7 @@ struct JobSpec {
   std::vector<RoleSpec> roles;
   std::map<std::string, std::string> env;
   // Names of environment variables (job-level or a role's) whose values are secret:
-  // masked wherever Shoal shows the spec or a task's output (MaskSecrets).
+  // masked wherever Shoal shows the spec or a task's output (MaskSecretValues, spec_document.h).
   std::set<std::string> secrets;
   int max_attempts = 1;
   Timeouts timeouts;
@@ -117,10 +119,9 @@ struct JobSpec {
 Json ToJson(const JobSpec& spec);
 JobSpec JobSpecFromJson(const Json& json);
 
+// What every spec shown to people says in place of a secret variable's value
+// (MaskSecretValues, spec_document.h).
 inline constexpr const char* kSecretMask = "********";
-// The spec's JSON (ToJson's form) with the values of its secret variables replaced by
-// kSecretMask, for everything that shows a spec to people.
-Json MaskSecrets(Json spec_json);
 // The values of the spec's secret variables (non-empty ones), wherever they are set.
 std::vector<std::string> SecretValues(const JobSpec& spec);
 

@@ -140,7 +140,8 @@ class SpecReader {
     if (!roles) {
       Issue("roles", "is missing", "add a roles section, e.g. roles: {worker: {instances: 2, command: python3 train.py}}");
     } else if (!roles.IsMap() || roles.size() == 0) {
-      Issue("roles", "must map role names to their settings", "e.g. roles: {worker: {instances: 2, command: ...}}");
+      Issue("roles", "must map role names to their settings",
+            "e.g. roles: {worker: {instances: 2, command: ...}}, or list them: roles: [{name: worker, command: ...}]");
     } else {
       for (auto it = roles.begin(); it != roles.end(); ++it) {
         spec.roles.push_back(ReadRole(spec.framework, it->first.Scalar(), it->second));
@@ -638,6 +639,10 @@ class SpecReader {
       const YAML::Node value = it->second;
       // {secret: VALUE}: a value Shoal masks wherever it shows the spec or the task's output.
       if (value.IsMap() && value.size() == 1 && value["secret"] && value["secret"].IsScalar()) {
+        if (value["secret"].Scalar() == kSecretMask) {
+          Issue(field + "." + name, std::string("holds ") + kSecretMask + ", the mask Shoal shows in place of a secret's value",
+                "give the value itself: --set " + field + "." + name + ".secret:=VALUE, or {secret: VALUE} in the file");
+        }
         (*env)[name] = value["secret"].Scalar();
         secrets_.insert(name);
         continue;
@@ -824,6 +829,39 @@ Status ApplyOverride(YAML::Node& root, const std::string& assignment, SourceMap&
   return Status::Ok();
 }
 
+// Roles given as a list of mappings, each with its name ({name: worker, instances: 2, ...}:
+// the form the API's spec documents use, since JSON objects have no order), become the
+// mapping form, in their order, before overrides apply and the reader reads them.
+Status RolesListToMap(YAML::Node& root, const std::string& source_name) {
+  const YAML::Node& document = root;
+  if (!document.IsMap() || !document["roles"] || !document["roles"].IsSequence()) return Status::Ok();
+  const YAML::Node list = document["roles"];
+  YAML::Node roles(YAML::NodeType::Map);
+  std::vector<SpecIssue> issues;
+  SourceMap sources(source_name);
+  for (size_t i = 0; i < list.size(); ++i) {
+    const std::string field = "roles[" + std::to_string(i) + "]";
+    YAML::Node entry = list[i];
+    sources.SetLine(field, entry.Mark().line + 1);
+    sources.SetLine(field + ".name", entry.Mark().line + 1);
+    if (!entry.IsMap() || !entry["name"] || !entry["name"].IsScalar() || entry["name"].Scalar().empty()) {
+      issues.push_back({field + ".name", "a role in a list needs its name",
+                        "write - {name: worker, instances: 2, command: ...}, or map names to roles: roles: {worker: {...}}"});
+      continue;
+    }
+    const std::string name = entry["name"].Scalar();
+    if (static_cast<const YAML::Node&>(roles)[name]) {
+      issues.push_back({field + ".name", "'" + name + "' is given twice", "give each role its own name"});
+      continue;
+    }
+    entry.remove("name");
+    roles[name] = entry;
+  }
+  if (!issues.empty()) return FormatIssues(issues, sources);
+  root["roles"] = roles;
+  return Status::Ok();
+}
+
 // Notes where a document starts and where its first content (not a bare null) is.
 class DocumentProbe final : public YAML::EventHandler {
  public:
@@ -906,6 +944,7 @@ Result<ParsedSpec> ParseJobSpec(const std::string& text, const ParseOptions& opt
     return InvalidArgument(options.source_name + ": not valid YAML: " + e.what());
   }
   if (!root.IsDefined() || root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
+  RETURN_IF_ERROR(RolesListToMap(root, options.source_name));
   for (const auto& assignment : options.overrides) {
     RETURN_IF_ERROR(ApplyOverride(root, assignment, parsed.sources));
   }

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "spec/spec_document.h"
+
 namespace shoal {
 namespace {
 
@@ -64,10 +66,10 @@ TEST(ParseJobSpec, SecretVariablesAreReadAndMaskedInTheShownSpec) {
   EXPECT_EQ(spec.env.at("TOKEN"), "s3cr3t") << "the program gets the value";
   EXPECT_EQ(spec.secrets, (std::set<std::string>{"KEY", "TOKEN"}));
   EXPECT_EQ(SecretValues(spec), (std::vector<std::string>{"s3cr3t", "k3y"}));
-  Json shown = MaskSecrets(ToJson(spec));
-  EXPECT_EQ(shown["env"]["TOKEN"], kSecretMask);
+  Json shown = MaskSecretValues(SpecDocument(spec));
+  EXPECT_EQ(shown["env"]["TOKEN"], Json({{"secret", kSecretMask}}));
   EXPECT_EQ(shown["env"]["PLAIN"], "p");
-  EXPECT_EQ(shown["roles"][0]["env"]["KEY"], kSecretMask);
+  EXPECT_EQ(shown["roles"][0]["env"]["KEY"], Json({{"secret", kSecretMask}}));
   EXPECT_EQ(shown.dump().find("s3cr3t"), std::string::npos);
   EXPECT_EQ(JobSpecFromJson(ToJson(spec)).secrets, spec.secrets) << "kept through the job history";
   auto bad = ParseJobSpec("env: {TOKEN: {secrt: x}}\nroles: {worker: {command: 'true'}}\n", Options());

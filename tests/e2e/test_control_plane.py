@@ -230,3 +230,30 @@ def test_a_full_home_disk_keeps_list_and_status_in_agreement_and_loses_no_attemp
         shoal.stop_server()
         wait_for(lambda: subprocess.run(["umount", str(shoal.home)], capture_output=True).returncode == 0, 20,
                  what="the test's tmpfs to be unmounted")
+
+
+def test_the_spec_status_json_shows_is_the_job_spec_and_can_be_submitted_again(shoal, tmp_path):
+    """`shoal status --json` shows the spec in the schema a user writes: saved as a file it
+    is accepted again as it is (roles in their order, sizes and durations in units), apart
+    from a secret, whose value it masks and which must be given again."""
+    shoal.start_server()
+    spec = write_spec(tmp_path, "name: again\nmax_attempts: 2\nenv:\n  TOKEN: {secret: s3cr3t-value}\n"
+                                "timeouts: {job: 90s, heartbeat: 2500ms}\nroles:\n"
+                                "  worker: {instances: 2, memory: 96M, command: 'echo rank=$SHOAL_TASK_INDEX'}\n"
+                                "  chief: {memory: 1.5G, cpus: 0.5, command: 'echo chief'}\n")
+    first_id = shoal.submit(spec)
+    first = shoal.wait_state(first_id, ("SUCCEEDED", "FAILED"), 60)
+    assert first["state"] == "SUCCEEDED", first
+    shown = first["spec"]
+    assert [r["name"] for r in shown["roles"]] == ["worker", "chief"], shown
+    assert shown["roles"][1]["memory"] == "1536M" and shown["timeouts"]["heartbeat"] == "2500ms", shown
+    assert shown["env"]["TOKEN"] == {"secret": "********"} and "s3cr3t-value" not in json.dumps(first)
+    saved = write_spec(tmp_path, json.dumps(shown, indent=2), name="from-status.json")
+    refused = shoal.run("submit", str(saved))
+    assert refused.returncode == 2, refused
+    assert "from-status.json" in refused.stderr and "env.TOKEN: holds ********" in refused.stderr, refused.stderr
+    second_id = shoal.run("submit", str(saved), "--secret-env", "TOKEN=s3cr3t-value", check=0).stdout.strip()
+    second = shoal.wait_state(second_id, ("SUCCEEDED", "FAILED"), 60)
+    assert second["state"] == "SUCCEEDED", second
+    assert second["spec"] == shown, "the job submitted from the shown spec is the same job"
+    assert [(t["role"], t["index"]) for t in second["attempts"][0]["tasks"]] == [("worker", 0), ("worker", 1), ("chief", 0)]

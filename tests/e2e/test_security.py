@@ -75,7 +75,7 @@ roles:
     on_disk = "".join(p.read_text() for p in (shoal.home / "jobs" / job_id).glob("attempt-*/*.log"))
     assert on_disk and SECRET not in on_disk, on_disk
     detail = shoal.run("status", job_id, "--json", env=as_user(shoal, ann), check=0).stdout
-    assert SECRET not in detail and json.loads(detail)["spec"]["env"]["API_KEY"] == "********", detail
+    assert SECRET not in detail and json.loads(detail)["spec"]["env"]["API_KEY"] == {"secret": "********"}, detail
 
     # The owner kills it; the server's owner (its token) may act on every job.
     shoal.run("kill", job_id, env=as_user(shoal, ann), check=0)
