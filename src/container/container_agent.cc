@@ -18,6 +18,7 @@
 #include "common/log.h"
 #include "container/localizer.h"
 #include "container/metric_line.h"
+#include "container/orphans.h"
 #include "container/output_capture.h"
 #include "container/port_reservation.h"
 #include "container/progress_line.h"
@@ -84,6 +85,9 @@ Result<Reply> ContainerAgent::WaitFor(const char* endpoint) {
 }
 
 int ContainerAgent::Run() {
+  // Whatever the programs start and leave behind becomes this agent's child, to be ended
+  // with them (container/orphans.h).
+  if (!AdoptOrphans()) LogError("cannot become a child subreaper: daemons the program starts may outlive the task");
   PortReservation ports;
   if (Status s = ports.Reserve(options_.ports); !s.ok()) {
     LogError(s.ToString());
@@ -356,6 +360,11 @@ int ContainerAgent::Supervise(Programs& programs, int log_fd, int heartbeat_ms, 
     // ends (the pipes close when the last writer exits), then is killed.
     while (capture.open() && clock_.NowMillis() < kill_at) (void)capture.Pump(options_.tick_ms);
     for (pid_t pid : pids) processes_.SignalGroup(pid, SIGKILL);
+  }
+  // What the programs left running in sessions of their own ends with them.
+  for (const std::string& command : EndAdoptedOrphans()) {
+    std::string note = "==== shoal: ended '" + command + "', which the program left running ====\n";
+    if (log_fd >= 0 && write(log_fd, note.data(), note.size()) < 0) LogError(note);
   }
   capture.Drain();
   ExitInfo exit = failure ? *failure : *exits.front();

@@ -32,6 +32,24 @@ def processes_with_env(*markers: str):
     return found
 
 
+def processes_with_command(command: str):
+    """Pids of processes whose command line is exactly `command` (arguments joined by
+    spaces): what finds a process that cleared its environment (`env -i`), which
+    processes_with_env cannot."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                argv = f.read().rstrip(b"\0").split(b"\0")
+        except OSError:
+            continue
+        if b" ".join(argv).decode(errors="replace") == command:
+            found.append(int(entry))
+    return found
+
+
 def wait_for(condition, timeout=30.0, interval=0.05, what="condition"):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

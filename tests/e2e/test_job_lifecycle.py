@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from conftest import REPO, SHOAL, wait_for, write_spec
+from conftest import REPO, SHOAL, processes_with_command, wait_for, write_spec
 
 pytestmark = pytest.mark.slow
 
@@ -112,7 +112,8 @@ def test_status_shows_the_programs_pid_not_its_shells(shoal, tmp_path):
 
 def test_kill_leaves_no_process_behind(shoal, tmp_path):
     shoal.start_server()
-    # Each task leaves a grandchild in the background and a process that escapes its group.
+    # Each task leaves a grandchild in the background, a process that escapes its group,
+    # and one that also clears its environment (no marker finds it: its command line does).
     spec = write_spec(tmp_path, """
 name: sleepy
 roles:
@@ -120,7 +121,7 @@ roles:
     instances: 2
     cpus: 0.5
     memory: 64M
-    command: sleep 300 & setsid sleep 301 & echo "reporter progress:0.3" >&2; sleep 302
+    command: sleep 300 & setsid sleep 301 & setsid env -i sleep 3033 & echo "reporter progress:0.3" >&2; sleep 302
 """)
     job_id = shoal.submit(spec)
     shoal.wait_state(job_id, "RUNNING")
@@ -132,6 +133,18 @@ roles:
     assert "KILLED" in result.stdout
     assert shoal.status(job_id)["state"] == "KILLED"
     assert shoal.job_processes(job_id) == []
+    assert processes_with_command("sleep 3033") == [], "a process in a session of its own, without Shoal's variables"
+
+
+def test_a_daemon_the_program_leaves_running_ends_with_its_task(shoal, tmp_path):
+    shoal.start_server()
+    spec = write_spec(tmp_path, "name: daemonizer\nroles:\n  worker:\n    memory: 64M\n"
+                                "    command: setsid env -i sleep 3034 & sleep 0.5; echo done\n")
+    result, job_id = shoal.run_job(spec, check=0, timeout=60)
+    assert shoal.status(job_id)["state"] == "SUCCEEDED"
+    assert processes_with_command("sleep 3034") == [], "it ended when the program did, not when it chose to"
+    log = shoal.logs(job_id)
+    assert "done" in log and "ended 'sleep 3034', which the program left running" in log, log
 
 
 def test_a_queued_job_starts_when_the_one_before_it_ends(shoal, tmp_path):

@@ -1,0 +1,66 @@
+#include "container/orphans.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <thread>
+
+#include "container/process_tree.h"
+
+namespace shoal {
+namespace {
+
+pid_t ParentOf(pid_t pid) {
+  for (const ProcessStat& p : ReadProcessTable()) {
+    if (p.pid == pid) return p.ppid;
+  }
+  return 0;
+}
+
+// A program that starts `sleep 307` in a session of its own and exits, as
+// `setsid env -i sleep 307 &` in a task's command does. Returns the daemon's pid.
+pid_t StartDaemonAndExit() {
+  int pipe_fds[2];
+  EXPECT_EQ(pipe(pipe_fds), 0);
+  pid_t program = fork();
+  if (program == 0) {
+    pid_t daemon = fork();
+    if (daemon == 0) {
+      setsid();
+      execl("/bin/sleep", "sleep", "307", static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    (void)!write(pipe_fds[1], &daemon, sizeof daemon);
+    _exit(0);
+  }
+  close(pipe_fds[1]);
+  pid_t daemon = 0;
+  EXPECT_EQ(read(pipe_fds[0], &daemon, sizeof daemon), static_cast<ssize_t>(sizeof daemon));
+  close(pipe_fds[0]);
+  int status = 0;
+  EXPECT_EQ(waitpid(program, &status, 0), program);
+  return daemon;
+}
+
+TEST(Orphans, ADaemonThatLeftItsSessionIsAdoptedAndEnded) {
+  ASSERT_TRUE(AdoptOrphans());
+  pid_t daemon = StartDaemonAndExit();
+  ASSERT_GT(daemon, 0);
+  // Its parent exited: the kernel hands it to the nearest subreaper, this process.
+  for (int i = 0; i < 200 && ParentOf(daemon) != getpid(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ASSERT_EQ(ParentOf(daemon), getpid());
+  for (int i = 0; i < 200 && ProcessCommand(daemon) != "sleep 307"; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  std::vector<std::string> ended = EndAdoptedOrphans();
+  ASSERT_EQ(ended.size(), 1u);
+  EXPECT_EQ(ended[0], "sleep 307");
+  EXPECT_EQ(kill(daemon, 0), -1) << "ended and reaped";
+  EXPECT_EQ(errno, ESRCH);
+  EXPECT_TRUE(EndAdoptedOrphans().empty()) << "nothing is left";
+}
+
+}  // namespace
+}  // namespace shoal
