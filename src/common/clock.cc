@@ -58,6 +58,11 @@ bool ManualClock::WaitFor(std::condition_variable& cv, std::unique_lock<std::mut
   return done();
 }
 
+size_t ManualClock::Waiters() const {
+  std::lock_guard registered(waiters_mutex_);
+  return waiters_.size();
+}
+
 void ManualClock::SleepForMillis(int64_t millis) const {
   std::mutex mutex;
   std::condition_variable woken;

@@ -84,6 +84,9 @@ class ManualClock final : public Clock {
                const std::function<bool()>& done) const override;
   // Moves the time forward and wakes every sleeper and waiter to look at it.
   void Advance(int64_t millis);
+  // How many WaitFor calls are waiting now: what a test watches to know that a call it
+  // started has parked, instead of sleeping for a while.
+  size_t Waiters() const;
   // From now on the time moves by itself: every sleep and wait ends at once, moving the
   // time to its deadline (as FakeClock's do). For tearing down, when no test drives it.
   void Release();

@@ -188,13 +188,14 @@ TEST_F(JobManagerTest, GetWaitsForANewVersion) {
   std::string id = manager_->Submit(Spec("w", 1, 1)).value();
   ASSERT_TRUE(Eventually([&] { return State(id) == "RUNNING"; }));
   int64_t version = manager_->Get(id, 0, 0).value()["version"];
-  std::thread reporter([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    ASSERT_TRUE(ReportJson(*manager_, id, 1, Json{{"state", "RUNNING"}, {"tasks", Json::array()}}).ok());
-  });
-  Json newer = manager_->Get(id, version, 5000).value();
-  reporter.join();
-  EXPECT_GT(newer["version"].get<int64_t>(), version);
+  // The clock stands still, so the Get can only end through a newer version. The report
+  // is sent once the Get has parked (one more waiter on the clock).
+  size_t parked_before = clock_.Waiters();
+  auto newer = std::async(std::launch::async, [&] { return manager_->Get(id, version, 5000); });
+  for (int i = 0; i < 100'000 && clock_.Waiters() <= parked_before; ++i) std::this_thread::yield();
+  ASSERT_TRUE(ReportJson(*manager_, id, 1, Json{{"state", "RUNNING"}, {"tasks", Json::array()}}).ok());
+  ASSERT_EQ(newer.wait_for(std::chrono::seconds(30)), std::future_status::ready) << "hang guard";
+  EXPECT_GT(newer.get().value()["version"].get<int64_t>(), version);
 }
 
 TEST_F(JobManagerTest, RestartFailsAttemptsWhoseAmIsGoneAndKeepsTheQueue) {

@@ -15,6 +15,7 @@
 #include "collective/allreduce.h"
 #include "collective/broadcast.h"
 #include "train/data_source.h"
+#include "train/learning_rate.h"
 #include "train/net.h"
 #include "train/partition.h"
 #include "train/prototxt.h"
@@ -198,21 +199,6 @@ Status SumAcrossWorkers(Cluster& cluster, std::vector<double>& v) {
 }
 
 // ---- Solver (Caffe's formulas) --------------------------------------------------------
-
-double LearningRate(const caffe::SolverParameter& s, int64_t iter) {
-  const std::string policy = s.has_lr_policy() ? s.lr_policy() : "fixed";
-  double base = s.base_lr();
-  if (policy == "step") return base * std::pow(s.gamma(), std::floor(static_cast<double>(iter) / s.stepsize()));
-  if (policy == "exp") return base * std::pow(s.gamma(), static_cast<double>(iter));
-  if (policy == "inv") return base * std::pow(1.0 + s.gamma() * static_cast<double>(iter), -s.power());
-  if (policy == "multistep") {
-    int step = 0;
-    while (step < s.stepvalue_size() && iter >= s.stepvalue(step)) ++step;
-    return base * std::pow(s.gamma(), step);
-  }
-  if (policy == "poly") return base * std::pow(1.0 - static_cast<double>(iter) / s.max_iter(), s.power());
-  return base;
-}
 
 struct SolverState {
   std::vector<float> lr_mult, decay_mult;  // per element (0 for state blobs: no update)

@@ -7,6 +7,8 @@
 #include <fstream>
 #include <future>
 
+#include "protocol/task_messages.h"
+
 namespace shoal::testing {
 namespace {
 
@@ -89,6 +91,28 @@ TEST(MiniCluster, AKillStopsEveryTaskAndEndsTheJobKilled) {
 bool Running(const Json& detail, const std::string& task) {
   auto tasks = TasksOf(detail);
   return tasks.count(task) && tasks[task]["state"] == "RUNNING";
+}
+
+TEST(MiniCluster, TheAmRefusesATasksMessageWithoutThatTasksToken) {
+  MiniCluster cluster("forged");
+  std::string id = cluster.Submit(Workers({"print:up sleep:3000"})).value();
+  Json running = cluster.WaitFor(id, [](const Json& d) { return Running(d, "w0[0]"); });
+  const std::string am_addr = running["attempts"].back()["am_addr"].get<std::string>();
+  ASSERT_FALSE(am_addr.empty()) << running.dump();
+  // Anyone on the host can reach the AM's port: a forged exit would fail the job.
+  Json forged = protocol::Encode(protocol::ExitRequest{{"w0", 0}, ExitInfo{1, 0}, "forged"});
+  HttpJsonClient anyone("http://" + am_addr);
+  for (const std::string& token : {std::string(), std::string("not-the-task-token")}) {
+    if (!token.empty()) anyone.set_bearer_token(token);
+    auto refused = anyone.Post(protocol::kExitedPath, forged);
+    ASSERT_FALSE(refused.ok()) << "token '" << token << "'";
+    EXPECT_EQ(refused.status().code(), StatusCode::kPermissionDenied) << refused.status().ToString();
+    EXPECT_NE(refused.status().message().find("must carry that task's token"), std::string::npos)
+        << refused.status().message();
+  }
+  Json detail = cluster.WaitFor(id, [](const Json& d) { return d["state"] != "RUNNING"; });
+  EXPECT_EQ(detail["state"], "SUCCEEDED") << detail.dump();
+  EXPECT_EQ(TasksOf(detail)["w0[0]"]["exit_code"], 0);
 }
 
 TEST(MiniCluster, AHeartbeatLostForLessThanTheTimeoutLeavesTheTaskRunning) {

@@ -394,10 +394,15 @@ roles:
     wait_for(lambda: [k for k in s3.keys(f"{prefix}/model/") if "_temporary" in k], 120, 0.05,
              what="the upload to start")
     shoal.run("kill", job_id, check=0, timeout=60)
-    keys = s3.keys(f"{prefix}/model/")
-    assert f"{prefix}/model/_SUCCESS" not in keys
-    assert not keys, f"the stopped upload removed its temporary copies: {len(keys)} left, e.g. {keys[:3]}"
-    assert not s3.uploads(f"{prefix}/"), "no unfinished multipart upload"
+    # Judged once nothing of the job runs any more, and again later: a part still in flight
+    # when `kill` returned must not land afterwards.
+    wait_for(lambda: not shoal.job_processes(job_id), 30, what="the job's processes to end")
+    for look in ("when the job's processes have ended", "two seconds later"):
+        keys = s3.keys(f"{prefix}/model/")
+        assert f"{prefix}/model/_SUCCESS" not in keys, look
+        assert not keys, f"{look}: the stopped upload removed its temporary copies: {len(keys)} left, e.g. {keys[:3]}"
+        assert not s3.uploads(f"{prefix}/"), f"{look}: no unfinished multipart upload"
+        time.sleep(2)
 
 
 def test_a_shared_file_system_input_streams_and_outputs_commit_to_a_folder(shoal, tmp_path):

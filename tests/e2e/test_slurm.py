@@ -51,9 +51,11 @@ def slurm_cluster():
 
 
 @pytest.fixture
-def on_slurm(shoal, slurm_cluster):
-    """A Shoal server whose jobs run on the Slurm cluster."""
-    shoal.start_server("--cluster", "slurm", "--host", BRIDGE)
+def on_slurm(shoal, slurm_cluster, request):
+    """A Shoal server whose jobs run on the Slurm cluster; a test marked
+    @pytest.mark.server_args(...) starts it with those flags too."""
+    marker = request.node.get_closest_marker("server_args")
+    shoal.start_server("--cluster", "slurm", "--host", BRIDGE, *(marker.args if marker else ()))
     yield shoal
     # Nothing of this test's jobs may be left in Slurm; what is, is cancelled so the next
     # test starts on an empty cluster.
@@ -143,6 +145,32 @@ roles:
     workers = [seen[("worker", i)] for i in range(2)]
     assert all(gpu in ("0", "1") for gpu, _ in workers), workers
     assert len(set(workers)) == 2, f"two tasks on one node got the same GPU: {workers}"
+
+
+@pytest.mark.server_args("--slurm-partition", "shoal", "--slurm-option=--nodelist=node1")
+def test_gpu_tasks_pinned_to_one_node_by_the_servers_slurm_flags_each_get_their_own_gpu(on_slurm, tmp_path):
+    """With both tasks on one node, "no two tasks share a GPU" is a real check (spread over
+    two nodes, each would see GPU 0). The server's --slurm-partition and --slurm-option go
+    into every batch script, and Slurm honours them."""
+    spec = write_spec(tmp_path, """
+name: pinned
+roles:
+  worker:
+    instances: 2
+    memory: 100M
+    gpus: 1
+    command: 'echo "gpu=[$CUDA_VISIBLE_DEVICES] on $(hostname)"'
+""")
+    on_slurm.run_job(spec, check=0, timeout=120)
+    script = (on_slurm.home / "jobs/job-1/attempt-1/batch.sh").read_text()
+    assert "#SBATCH --partition=shoal\n" in script and "#SBATCH --nodelist=node1\n" in script, script
+    seen = []
+    for (role, index), task in tasks_of(on_slurm.status("job-1")).items():
+        match = re.search(r"gpu=\[(\S*)\] on (node\d)", on_slurm.logs("job-1", role=role, index=index))
+        assert match, on_slurm.log_tails()
+        assert match.group(1) == ",".join(str(g) for g in task["gpus"]), (match.group(0), task["gpus"])
+        seen.append((match.group(1), match.group(2)))
+    assert sorted(seen) == [("0", "node1"), ("1", "node1")], seen
 
 
 def test_jobs_slurm_cannot_run_are_refused_at_submit(on_slurm, tmp_path):
