@@ -239,7 +239,7 @@ def test_the_spec_status_json_shows_is_the_job_spec_and_can_be_submitted_again(s
     shoal.start_server()
     spec = write_spec(tmp_path, "name: again\nmax_attempts: 2\nenv:\n  TOKEN: {secret: s3cr3t-value}\n"
                                 "timeouts: {job: 90s, heartbeat: 2500ms}\nroles:\n"
-                                "  worker: {instances: 2, memory: 96M, command: 'echo rank=$SHOAL_TASK_INDEX'}\n"
+                                "  worker: {instances: 2, cpus: 0.5, memory: 96M, command: 'echo rank=$SHOAL_TASK_INDEX'}\n"
                                 "  chief: {memory: 1.5G, cpus: 0.5, command: 'echo chief'}\n")
     first_id = shoal.submit(spec)
     first = shoal.wait_state(first_id, ("SUCCEEDED", "FAILED"), 60)
