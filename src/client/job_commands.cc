@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "client/job_argument.h"
 #include "client/job_reads.h"
 #include "client/job_view.h"
 #include "client/submit_command.h"
@@ -13,7 +14,7 @@ void AddStatusCommand(CLI::App& app, ClientContext& ctx) {
   auto* cmd = app.add_subcommand("status", "Show a job: state, tasks, attempts, where its logs are.");
   auto id = std::make_shared<std::string>();
   auto attempt = std::make_shared<int>(0);
-  cmd->add_option("job", *id, "job id (job-12 or 12)")->required();
+  AddJobArgument(*cmd, *id);
   cmd->add_option("--attempt", *attempt, "show the tasks of this attempt (default: the latest)")->check(CLI::PositiveNumber);
   cmd->add_flag("--json", ctx.json, "print the API's JSON");
   cmd->callback([&ctx, id, attempt] {
@@ -70,7 +71,7 @@ void AddSaveModelCommand(CLI::App& app, ClientContext& ctx) {
                                                "<output uri>/saved-<UTC time>/; waits until they have.");
   auto id = std::make_shared<std::string>();
   auto no_wait = std::make_shared<bool>(false);
-  cmd->add_option("job", *id, "job id")->required();
+  AddJobArgument(*cmd, *id);
   cmd->add_flag("--no-wait", *no_wait, "return once the request is recorded");
   cmd->callback([&ctx, id, no_wait] {
     WithServer(ctx, [&](const HttpJsonClient& server) -> Status {
@@ -108,7 +109,7 @@ void AddSaveModelCommand(CLI::App& app, ClientContext& ctx) {
 void AddKillCommand(CLI::App& app, ClientContext& ctx) {
   auto* cmd = app.add_subcommand("kill", "Kill a job: every process it started ends. Waits until it has.");
   auto id = std::make_shared<std::string>();
-  cmd->add_option("job", *id, "job id")->required();
+  AddJobArgument(*cmd, *id);
   cmd->add_flag("--json", ctx.json, "print the job's final JSON");
   cmd->callback([&ctx, id] {
     WithServer(ctx, [&](const HttpJsonClient& server) -> Status {
@@ -135,7 +136,7 @@ void AddWaitCommand(CLI::App& app, ClientContext& ctx) {
   auto* cmd = app.add_subcommand("wait", "Wait until a job ends. Exit code 0 when it succeeded, 1 otherwise.");
   auto id = std::make_shared<std::string>();
   auto quiet = std::make_shared<bool>(false);
-  cmd->add_option("job", *id, "job id")->required();
+  AddJobArgument(*cmd, *id);
   cmd->add_flag("--quiet,-q", *quiet, "print nothing");
   cmd->callback([&ctx, id, quiet] {
     auto server = ctx.Connect();
@@ -203,7 +204,7 @@ void AddLogsCommand(CLI::App& app, ClientContext& ctx) {
   auto index = std::make_shared<int>(0);
   auto attempt = std::make_shared<int>(0);
   auto follow = std::make_shared<bool>(false);
-  cmd->add_option("job", *id, "job id")->required();
+  AddJobArgument(*cmd, *id);
   cmd->add_option("--role", *role, "the task's role (default: the first role); am: the attempt's application master");
   cmd->add_option("--index", *index, "the task's index in its role (default 0)")->check(CLI::NonNegativeNumber);
   cmd->add_option("--attempt", *attempt, "which attempt (default: the latest; with -f, each retry in turn)")

@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <memory>
 
+#include "client/job_argument.h"
+
 namespace shoal {
 
 void AddStackCommand(CLI::App& app, ClientContext& ctx) {
@@ -10,7 +12,7 @@ void AddStackCommand(CLI::App& app, ClientContext& ctx) {
                                  "Show where every running task of a job is waiting: native and Python stacks, "
                                  "taken with gdb without stopping the job; each task's log keeps a copy.");
   auto id = std::make_shared<std::string>();
-  cmd->add_option("job", *id, "job id")->required();
+  AddJobArgument(*cmd, *id);
   cmd->add_flag("--json", ctx.json, "print the stacks as JSON");
   cmd->callback([&ctx, id] {
     WithServer(ctx, [&](const HttpJsonClient& server) -> Status {

@@ -103,6 +103,10 @@ std::variant<BodyFraming, FramingRefusal> ParseHeaders(std::string_view headers,
     if (line.empty()) continue;
     if (line.front() == ' ' || line.front() == '\t') return NotHttp("a header is folded onto a second line");
     size_t colon = line.find(':');
+    if (line.size() + kLineEnd.size() > limits.max_header_line) {
+      return Refuse(431, "the header " + std::string(line.substr(0, std::min<size_t>(colon, 64))) + " is longer than " +
+                             std::to_string(limits.max_header_line) + " bytes, the most one header line may hold");
+    }
     if (colon == std::string_view::npos) return NotHttp("a header line has no colon");
     std::string_view name = line.substr(0, colon);
     std::string_view value = TrimBlanks(line.substr(colon + 1));

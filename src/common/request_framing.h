@@ -4,7 +4,8 @@
 // status a browser or curl expects, when it could never be served:
 //
 //   414  the request target is longer than RequestLimits::max_target
-//   431  the request line and headers together exceed RequestLimits::max_head
+//   431  the request line and headers together exceed RequestLimits::max_head, or one
+//        header line (with its CRLF) exceeds max_header_line, cpp-httplib's own limit
 //   413  Content-Length exceeds RequestLimits::max_body
 //   411  a body sent without Content-Length (Transfer-Encoding), which Shoal's API never needs
 //   400  anything that is not HTTP/1.x: a malformed request line or header, a bare CR or LF,
@@ -31,6 +32,7 @@ namespace shoal {
 struct RequestLimits {
   size_t max_target = 8 * 1024;
   size_t max_head = 64 * 1024;
+  size_t max_header_line = 8 * 1024;  // CPPHTTPLIB_HEADER_MAX_LENGTH: longer, it reads no request
   size_t max_body = 64 * 1024 * 1024;
 };
 

@@ -49,6 +49,18 @@ TEST(RequestFramingTest, EachKindOfUnservableRequestGetsItsStatus) {
   EXPECT_EQ(RefusedWith("GET / HTTP/2.0\r\n\r\n"), 505);
 }
 
+TEST(RequestFramingTest, OneHeaderLinePastTheLineLimitIsRefusedNamingTheHeader) {
+  // cpp-httplib reads no request with a header line over its limit and answers a bare 400.
+  const RequestLimits limits{.max_target = 64, .max_head = 1024, .max_header_line = 32, .max_body = 1000};
+  std::string fits = "GET / HTTP/1.1\r\nX-Long: " + std::string(22, 'a') + "\r\n\r\n";  // 32 with its CRLF
+  EXPECT_TRUE(std::holds_alternative<FramedRequest>(FrameRequest(fits, limits)));
+  Framing framing = FrameRequest("GET / HTTP/1.1\r\nX-Long: " + std::string(23, 'a') + "\r\n\r\n", limits);
+  auto* refusal = std::get_if<FramingRefusal>(&framing);
+  ASSERT_NE(refusal, nullptr);
+  EXPECT_EQ(refusal->http_status, 431);
+  EXPECT_NE(refusal->reason.find("the header X-Long is longer than 32 bytes"), std::string::npos) << refusal->reason;
+}
+
 TEST(RequestFramingTest, MalformedRequestsAreBadRequests) {
   for (const std::string& bad : std::vector<std::string>{
            "\x16\x03\x01\x02\x00",                                              // TLS sent to plain HTTP

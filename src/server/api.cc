@@ -23,6 +23,17 @@
 namespace shoal {
 namespace {
 
+// cpp-httplib reads a form-encoded body (what curl -d and urllib send unless told
+// otherwise) only up to 8 KiB, and answers 413 past that; the API reads JSON whatever the
+// Content-Type says, so the fix is the header.
+constexpr const char* kFormBodyRefusal =
+    "a body sent as a form (Content-Type: application/x-www-form-urlencoded) may hold at most 8 KiB, and the API reads "
+    "JSON; send it with Content-Type: application/json";
+
+bool IsFormBody(const httplib::Request& req) {
+  return req.get_header_value("Content-Type").starts_with("application/x-www-form-urlencoded");
+}
+
 // A whole-number query parameter, clamped to [lo, hi]; `fallback` when absent or empty.
 // Anything else (limit=abc, offset=1.5) is refused, naming the parameter.
 Result<int64_t> Int64Param(const httplib::Request& req, const char* name, int64_t fallback, int64_t lo, int64_t hi) {
@@ -231,7 +242,7 @@ void InstallApi(httplib::Server& http, ApiContext ctx) {
   http.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
     if (res.body.empty()) {
       ReplyError(res, res.status == 404   ? NotFound("no route " + req.method + " " + req.path + "; see docs/api.md")
-                      : res.status == 413 ? ResourceExhausted("the request body is larger than the server accepts (64 MiB)")
+                      : res.status == 413 ? ResourceExhausted(IsFormBody(req) ? kFormBodyRefusal : "the request body is larger than the server accepts (64 MiB)")
                                           : InvalidArgument("the server could not read the request (HTTP " + std::to_string(res.status) + "); a POST needs a JSON body, e.g. {}"));
     }
   });
