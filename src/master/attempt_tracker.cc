@@ -250,6 +250,9 @@ void AttemptTracker::Tick() {
       Move(task, TaskState::kLost,
            task.state == TaskState::kLaunching
                ? "did not register within timeouts.register (" + FormatDuration(limit) + ")"
+           : task.state == TaskState::kRegistered
+               ? "registered, but its program did not start within timeouts.register (" + FormatDuration(limit) +
+                     "): its inputs or archives took longer to fetch, or it waited on a task that never registered"
                : "no heartbeat for " + FormatDuration(now - task.last_heard_ms) + " (timeouts.heartbeat is " +
                      FormatDuration(limit) + ")");
     }

@@ -255,9 +255,11 @@ roles:
 class CuttingProxy:
     """An HTTP proxy in front of the gateway that answers one request per connection and
     cuts the body of every GET for a key holding `cut` halfway: a connection broken
-    mid-download, every time."""
+    mid-download, every time. With `hold_s`, it sends such a GET's whole answer instead,
+    after holding it that long: a download slower than the job's patience."""
 
-    def __init__(self, upstream, cut):
+    def __init__(self, upstream, cut, hold_s=0):
+        self.hold_s = hold_s
         import socket
         import threading
         self.upstream = urllib.parse.urlparse(upstream)
@@ -314,7 +316,9 @@ class CuttingProxy:
             rlines = [l for l in rhead.split(b"\r\n") if not l.lower().startswith(b"connection:")]
             rlines.append(b"Connection: close")
             out = b"\r\n".join(rlines) + b"\r\n\r\n"
-            if lines[0].startswith(b"GET ") and self.cut in lines[0] and len(rbody) > 2:
+            if lines[0].startswith(b"GET ") and self.cut in lines[0] and self.hold_s:
+                time.sleep(self.hold_s)
+            elif lines[0].startswith(b"GET ") and self.cut in lines[0] and len(rbody) > 2:
                 self.cuts += 1
                 client.sendall(out + rbody[:len(rbody) // 2])
                 return  # closed with half the body sent
@@ -344,6 +348,29 @@ roles:
         assert f"s3://{BUCKET}/{prefix}/broken.bin" in task["message"], task
         assert "after 3 tries" in task["message"], task
         assert proxy.cuts == 3, "the download was tried 3 times"
+        assert "the program ran" not in shoal.logs(job_id)
+    finally:
+        proxy.close()
+
+
+def test_a_download_outlasting_timeouts_register_loses_the_task_naming_that_timeout(s3_shoal, tmp_path, request):
+    shoal, s3 = s3_shoal
+    prefix = prefix_for(request)
+    s3.put(f"{prefix}/slow.bin", b"s" * 1000)
+    proxy = CuttingProxy(shoal.env["AWS_ENDPOINT_URL"], "slow.bin", hold_s=10)
+    try:
+        shoal.env.update(AWS_ENDPOINT_URL=f"http://127.0.0.1:{proxy.port}")
+        spec = write_spec(tmp_path, f"""
+name: slow-download
+timeouts: {{register: 3s}}
+inputs: [{{name: train, uri: "s3://{BUCKET}/{prefix}/slow.bin"}}]
+roles:
+  worker: {{instances: 1, cpus: 0.25, memory: 64M, command: "echo the program ran"}}
+""")
+        result, job_id = shoal.run_job(spec, check=1, timeout=120)
+        task = shoal.status(job_id)["attempts"][-1]["tasks"][0]
+        assert task["state"] == "LOST", task
+        assert "registered, but its program did not start within timeouts.register (3.0s)" in task["message"], task
         assert "the program ran" not in shoal.logs(job_id)
     finally:
         proxy.close()
