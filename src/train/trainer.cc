@@ -667,6 +667,7 @@ class Run {
     Scalars s;
     Batch batch;
     std::string rows;
+    Status feature_error = Status::Ok();
     const bool json = flags_.output_format == OutputFormat::kJson;
     std::function<void(int64_t, int64_t, const std::map<std::string, torch::Tensor>&)> each;
     if (!flags_.features.empty()) {
@@ -680,10 +681,26 @@ class Run {
         if (!flags_.label.empty()) rows += "," + flags_.label;
         rows += "\n";
       }
+      // A blob's rows, one per sample of the batch. A scalar blob (the batch's accuracy or
+      // loss) is written on each of its samples' rows, as CaffeOnSpark writes it; a blob of
+      // any other size that is not a whole number of values per sample cannot be written.
+      auto rows_of = [&](const std::string& name, const torch::Tensor& blob, int64_t n) -> torch::Tensor {
+        torch::Tensor t = blob.detach();
+        if (t.numel() == 1) return t.reshape({1, 1}).expand({n, 1}).contiguous();
+        if (t.numel() % n == 0) return t.reshape({n, -1}).contiguous();
+        if (feature_error.ok()) {
+          feature_error = InvalidArgument("-features: blob '" + name + "' holds " + std::to_string(t.numel()) +
+                                          " values for a batch of " + std::to_string(n) +
+                                          " samples, not a whole number per sample; pick a blob with one row per sample "
+                                          "(e.g. an InnerProduct's top) or a scalar (accuracy, loss)");
+        }
+        return torch::Tensor();
+      };
       each = [&](int64_t first, int64_t n, const std::map<std::string, torch::Tensor>& blobs) {
         std::vector<torch::Tensor> feats;
-        for (const auto& f : flags_.features) feats.push_back(blobs.at(f).detach().reshape({n, -1}).contiguous());
-        torch::Tensor label = flags_.label.empty() ? torch::Tensor() : blobs.at(flags_.label).detach().reshape({n, -1}).contiguous();
+        for (const auto& f : flags_.features) feats.push_back(rows_of(f, blobs.at(f), n));
+        torch::Tensor label = flags_.label.empty() ? torch::Tensor() : rows_of(flags_.label, blobs.at(flags_.label), n);
+        if (!feature_error.ok()) return;
         char buf[32];
         for (int64_t i = 0; i < n; ++i) {
           rows += json ? "{\"SampleID\":\"" + std::to_string(first + i) + "\"" : std::to_string(first + i);
@@ -705,6 +722,7 @@ class Run {
       };
     }
     RETURN_IF_ERROR(EvaluateBatches(*test_net_, test_feed_, test_range_.begin, test_range_.end - test_range_.begin, s, batch, each));
+    RETURN_IF_ERROR(feature_error);
     const auto& place = cluster_.place();
     if (!flags_.features.empty()) {
       char name[64];

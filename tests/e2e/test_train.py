@@ -1,7 +1,8 @@
 """`shoal train`: Caffe prototxt nets trained on LibTorch across workers. A 2-worker Shoal
 job trains LeNet on Fashion-MNIST to >= 85% and writes features; resuming from a snapshot
 continues the same trajectory (1 and 2 workers); 2 workers x 2 devices end where 1 worker x 4
-devices do; a bad prototxt is refused with its line."""
+devices do; -weights starts a net from a trained model by layer name; -features writes JSON
+lines; models, outputs and data live on S3 as well; a bad prototxt is refused with its line."""
 import json
 import os
 import re
@@ -13,6 +14,7 @@ import numpy as np
 import pytest
 
 from conftest import REPO, SHOAL
+from test_data import BUCKET, ceph, prefix_for  # noqa: F401 (ceph is a fixture)
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif("ASAN_OPTIONS" in os.environ or "TSAN_OPTIONS" in os.environ,
@@ -104,9 +106,10 @@ def caffemodel_blobs(path: Path):
     return blobs
 
 
-def train(conf: Path, model: Path, *flags, workers=1, devices=1, cwd=None, timeout=300):
-    """Runs `shoal train` on `workers` workers by hand (a file rendezvous); returns rank 0's log."""
-    rdv = model.parent / f"rdv-{model.stem}"
+def train(conf: Path, model, *flags, workers=1, devices=1, cwd=None, timeout=300, env=None):
+    """Runs `shoal train` on `workers` workers by hand (a file rendezvous); returns rank 0's log.
+    `model` is a path or a URI."""
+    rdv = (model.parent if isinstance(model, Path) else cwd) / f"rdv-{Path(str(model)).stem}"
     rdv.mkdir(parents=True, exist_ok=True)
     procs = []
     for rank in range(workers):
@@ -114,7 +117,7 @@ def train(conf: Path, model: Path, *flags, workers=1, devices=1, cwd=None, timeo
         procs.append(subprocess.Popen(
             [SHOAL, "train", "-train", "-conf", str(conf), "-model", str(model), "-devices", str(devices),
              "-threads", "1", *cluster, *flags],
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=cwd))
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=cwd, env=env))
     logs = [p.communicate(timeout=timeout)[0] for p in procs]
     for p, log in zip(procs, logs):
         assert p.returncode == 0, log
@@ -212,3 +215,71 @@ def test_bad_prototxt_is_refused_with_its_line(tmp_path, net_text, where, what):
     assert result.returncode == 2, result.stderr
     assert where in result.stderr and what in result.stderr, result.stderr
     assert not (tmp_path / "m").exists()
+
+
+def small_solver(tmp_path, net_text=SMALL_NET, name="small", max_iter=20, base_lr=None):
+    net = tmp_path / f"{name}.prototxt"
+    net.write_text(net_text)
+    conf = tmp_path / f"{name}_solver.prototxt"
+    text = solver(net, max_iter)
+    conf.write_text(text if base_lr is None else text.replace("base_lr: 0.02", f"base_lr: {base_lr}"))
+    return conf
+
+
+def test_weights_start_a_net_from_a_trained_model_layer_by_layer_name(tmp_path):
+    trained = tmp_path / "trained.caffemodel"
+    train(small_solver(tmp_path), trained)
+    # The same net with its last layer renamed, trained one step at a vanishing rate: what it
+    # ends with is what it started from.
+    renamed = SMALL_NET.replace('name: "ip" type', 'name: "ip_new" type')
+    assert renamed != SMALL_NET
+    tuned = tmp_path / "tuned.caffemodel"
+    train(small_solver(tmp_path, renamed, "renamed", max_iter=1, base_lr="1e-30"), tuned, "-weights", str(trained))
+    before, after = caffemodel_blobs(trained), caffemodel_blobs(tuned)
+    copied = [k for k in before if not k.startswith(("bn1/", "ip/"))]  # BatchNorm's statistics move in a forward pass
+    assert len(copied) == 10, copied
+    for key in copied:
+        np.testing.assert_allclose(after[key], before[key], rtol=1e-6, atol=1e-9, err_msg=key)
+    assert "ip_new/0" in after and after["ip_new/0"].shape == before["ip/0"].shape
+    assert not np.allclose(after["ip_new/0"], before["ip/0"]), "a layer of another name starts from its filler"
+
+
+def test_features_as_json_lines_one_per_test_image(tmp_path):
+    conf = small_solver(tmp_path)
+    model = tmp_path / "small.caffemodel"
+    train(conf, model)
+    out = tmp_path / "features"
+    result = subprocess.run([SHOAL, "train", "-features", "ip,accuracy", "-label", "label", "-outputFormat", "json",
+                             "-conf", str(conf), "-model", str(model), "-output", str(out), "-threads", "1"],
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    rows = [json.loads(line) for line in (out / "part-00000.json").read_text().splitlines()]
+    assert len(rows) == 10000
+    assert sorted(int(r["SampleID"]) for r in rows) == list(range(10000))
+    assert all(len(r["ip"]) == 10 and r["label"] in range(10) for r in rows[:100]), rows[0]
+    # accuracy is a scalar per batch (50 images): each image's row carries its batch's.
+    for batch in range(0, 10000, 50):
+        accuracies = {tuple(r["accuracy"]) for r in rows[batch:batch + 50]}
+        assert len(accuracies) == 1 and 0 <= next(iter(accuracies))[0] <= 1, (batch, accuracies)
+
+
+def test_models_outputs_and_data_on_s3(ceph, tmp_path, request):
+    env, s3 = ceph
+    prefix = prefix_for(request)
+    for name in ("train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz", "t10k-images-idx3-ubyte.gz",
+                 "t10k-labels-idx1-ubyte.gz"):
+        s3.put(f"{prefix}/data/{name}", Path(FMNIST, name).read_bytes())
+    data = f"s3://{BUCKET}/{prefix}/data"
+    net = SMALL_NET.replace(f"{FMNIST}/", f"{data}/")
+    assert net.count(data) == 2
+    conf = small_solver(tmp_path, net, "on-s3")
+    model = f"s3://{BUCKET}/{prefix}/model/small.caffemodel"
+    run_env = dict(os.environ, **env)
+    train(conf, model, cwd=tmp_path, env=run_env)
+    assert s3.get(f"{prefix}/model/small.caffemodel"), "the model was written to S3"
+    result = subprocess.run([SHOAL, "train", "-test", "-conf", str(conf), "-model", model,
+                             "-output", f"s3://{BUCKET}/{prefix}/test.json", "-threads", "1"],
+                            capture_output=True, text=True, timeout=300, env=run_env)
+    assert result.returncode == 0, result.stdout + result.stderr
+    body = s3.get(f"{prefix}/test.json")
+    assert body and json.loads(body)["images"] == 10000, body
