@@ -1,7 +1,9 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <functional>
+#include <iterator>
 
 #include "backend/slurm/slurm_backend.h"
 #include "backend/slurm/slurm_job.h"
@@ -208,6 +210,64 @@ TEST(SlurmState, SacctAndScontrolAnswerForJobsSqueueForgot) {
   EXPECT_EQ(shown->size(), 1u);
   EXPECT_EQ(shown->at("50").state, "PREEMPTED");
   EXPECT_EQ(shown->at("50").signal, 9);
+}
+
+// What the test cluster's own commands printed (scripts/capture-slurm-fixtures.sh, Slurm
+// 22.05): the parsers must read the real shapes, not only the ones written here.
+std::string Fixture(const std::string& name) {
+  std::ifstream file(std::string(SHOAL_SLURM_TESTDATA) + "/" + name);
+  EXPECT_TRUE(file) << name;
+  return std::string(std::istreambuf_iterator<char>(file), {});
+}
+
+TEST(SlurmFixtures, SqueueOfARunningHeterogeneousJobAndAPendingOne) {
+  auto jobs = ParseSqueueJson(Fixture("squeue-running-het-and-pending.json"));
+  ASSERT_TRUE(jobs.ok()) << jobs.status().ToString();
+  ASSERT_EQ(jobs->size(), 2u) << "the second component is folded under its leader";
+  EXPECT_EQ(jobs->at("1").state, "RUNNING");
+  EXPECT_NE(jobs->at("1").nodes.find("node1"), std::string::npos) << jobs->at("1").nodes;
+  EXPECT_NE(jobs->at("1").nodes.find("node2"), std::string::npos) << jobs->at("1").nodes;
+  EXPECT_EQ(jobs->at("3").state, "PENDING");
+  EXPECT_FALSE(IsFinalSlurmState(jobs->at("3").state));
+}
+
+TEST(SlurmFixtures, ScontrolOfEndedJobs) {
+  auto failed = ParseScontrolJobs(Fixture("scontrol-failed-exit-3.txt"));
+  ASSERT_TRUE(failed.ok()) << failed.status().ToString();
+  EXPECT_EQ(failed->at("4").state, "FAILED");
+  EXPECT_EQ(failed->at("4").exit_code, 3);
+  EXPECT_EQ(failed->at("4").nodes, "node1");
+  auto completed = ParseScontrolJobs(Fixture("scontrol-completed.txt"));
+  ASSERT_TRUE(completed.ok()) << completed.status().ToString();
+  EXPECT_EQ(completed->at("5").state, "COMPLETED");
+  EXPECT_EQ(completed->at("5").exit_code, 0);
+  auto cancelled = ParseScontrolJobs(Fixture("scontrol-cancelled-het.txt"));
+  ASSERT_TRUE(cancelled.ok()) << cancelled.status().ToString();
+  ASSERT_EQ(cancelled->size(), 1u) << "one job: both components under the leader";
+  EXPECT_EQ(cancelled->at("1").state, "CANCELLED");
+  EXPECT_EQ(cancelled->at("1").signal, 15);
+  auto running = ParseScontrolJobs(Fixture("scontrol-running-het.txt"));
+  ASSERT_TRUE(running.ok()) << running.status().ToString();
+  EXPECT_EQ(running->at("1").state, "RUNNING");
+}
+
+TEST(SlurmFixtures, SinfoOfTheTwoNodeCluster) {
+  auto nodes = ParseSinfoJson(Fixture("sinfo.json"));
+  ASSERT_TRUE(nodes.ok()) << nodes.status().ToString();
+  ASSERT_EQ(nodes->size(), 2u);
+  for (const SlurmNode& node : *nodes) {
+    EXPECT_EQ(node.resources.cpus, 4) << node.name;
+    EXPECT_EQ(node.resources.memory_bytes, 4000ll << 20) << node.name;
+    EXPECT_EQ(node.resources.gpus, 2) << node.name;
+  }
+  EXPECT_EQ(UsableNodeCount(*nodes), 2);
+  EXPECT_TRUE(UnhealthyNodes(Fixture("sinfo-node-states.txt")).empty());
+}
+
+TEST(SlurmFixtures, SacctWithoutAccountingIsAnErrorNotAnEmptyAnswer) {
+  std::string said = Fixture("sacct-without-accounting.txt");
+  EXPECT_NE(said.find("accounting storage is disabled"), std::string::npos) << said;
+  EXPECT_FALSE(ParseSacctJson(said).ok());
 }
 
 TEST(SlurmState, ReasonsInWords) {
