@@ -194,3 +194,81 @@ test('the web UI follows, saves and kills a real job, showing job output as text
   assert.deepEqual(dialogs, [], 'no dialog opened');
   assert.deepEqual(pageErrors, [], 'no script error on the page');
 });
+
+// Copies of job-1's history row, `count` of them, named bulk-<n> and owned by ann (even n)
+// or bob (odd n): a history long enough to page through.
+function insertBulkJobs(count) {
+  const script = `
+import json, sqlite3, sys
+db = sqlite3.connect(sys.argv[1], timeout=10)
+summary, detail = (json.loads(v) for v in db.execute("SELECT summary, detail FROM jobs WHERE seq=1").fetchone())
+for n in range(int(sys.argv[2])):
+    name, user = "bulk-%d" % n, ("ann" if n % 2 == 0 else "bob")
+    cur = db.execute("INSERT INTO jobs(name, user, framework, state, created_ms, summary, detail) VALUES(?,?,?,?,?,?,?)",
+                     (name, user, summary["framework"], "SUCCEEDED", summary["created_ms"] + n, "{}", "{}"))
+    for v in (summary, detail):
+        v.update(id="job-%d" % cur.lastrowid, name=name, user=user, state="SUCCEEDED", created_ms=summary["created_ms"] + n)
+    detail["spec"]["name"] = name
+    db.execute("UPDATE jobs SET summary=?, detail=? WHERE seq=?", (json.dumps(summary), json.dumps(detail), cur.lastrowid))
+db.commit()
+`;
+  const result = spawnSync('/usr/bin/python3', ['-c', script, path.join(server.home, 'shoal.db'), String(count)], { encoding: 'utf8' });
+  assert.equal(result.status, 0, result.stderr);
+}
+
+test('the jobs page filters by user and name and pages the history; a job page downloads its log and links its board',
+  { timeout: 120000 }, async () => {
+    insertBulkJobs(55);
+    const status = page.locator('#jobs-status');
+    const older = page.locator('.pager button', { hasText: 'Older' });
+    const newer = page.locator('.pager button', { hasText: 'Newer' });
+
+    // 50 a page: the name filter keeps the 55 copies, the second page has the last 5.
+    await page.goto(`${server.url}/?name=bulk-`);
+    await waitFor(async () => /^1–50 of 55 jobs$/.test(await status.textContent()), 'the first page of 55');
+    assert.equal(await page.locator('#jobs tbody tr').count(), 50);
+    assert.ok(await newer.isDisabled(), 'no newer page before the first');
+    await older.click();
+    await waitFor(async () => /^51–55 of 55 jobs$/.test(await status.textContent()), 'the second page');
+    assert.equal(await page.locator('#jobs tbody tr').count(), 5);
+    assert.ok(await older.isDisabled(), 'no older page after the last');
+    assert.match(page.url(), /offset=50/, 'the page lives in the URL');
+
+    // User and name together: ann's bulk-1x jobs are bulk-10, 12, 14, 16 and 18.
+    await page.fill('input[name=user]', 'ann');
+    await page.fill('input[name=name]', 'bulk-1');
+    await page.click('form.filters button[type=submit]');
+    await waitFor(async () => /^1–5 of 5 jobs$/.test(await status.textContent()), 'the user and name filters');
+    const names = await page.locator('#jobs tbody tr td:nth-child(2)').allTextContents();
+    assert.deepEqual([...names].sort(), ['bulk-10', 'bulk-12', 'bulk-14', 'bulk-16', 'bulk-18']);
+    await page.reload();
+    await waitFor(async () => /^1–5 of 5 jobs$/.test(await status.textContent()), 'the filters kept across a reload');
+
+    // The log downloads whole, as the file the API serves.
+    await page.goto(`${server.url}/jobs/job-1`);
+    await waitFor(async () => (await page.locator('#log-text').textContent()).includes('step 1 '), 'job-1\'s log');
+    const [file] = await Promise.all([page.waitForEvent('download'), page.click('#log-download')]);
+    const downloaded = fs.readFileSync(await file.path(), 'utf8');
+    const raw = await (await fetch(`${server.url}/api/v1/jobs/job-1/logs/raw?role=worker&index=0`,
+      { headers: { Authorization: `Bearer ${server.token()}` } })).text();
+    assert.equal(downloaded, raw, 'the downloaded log is the task\'s whole log');
+    assert.ok(downloaded.includes(XSS_LOG));
+
+    // A board's link appears with its job and opens the board.
+    const spec = path.join(server.home, 'board.yaml');
+    fs.writeFileSync(spec, `name: with-board
+board: {command: "/usr/bin/python3 -m http.server $SHOAL_BOARD_PORT --bind 127.0.0.1"}
+roles:
+  worker: {cpus: 0.1, memory: 64M, command: "sleep 120"}
+`);
+    const id = server.cli('submit', spec);
+    await page.goto(`${server.url}/jobs/${id}`);
+    const board = page.locator('#board-link');
+    await waitFor(async () => await board.isVisible(), 'the board link', 30000);
+    const href = await board.getAttribute('href');
+    assert.equal(href, (await server.api(`/api/v1/jobs/${id}`)).board_url);
+    await waitFor(async () => (await fetch(href).catch(() => ({ ok: false }))).ok, 'the board to answer', 30000);
+    server.cli('kill', id);
+    await shot('5-paged-and-board');
+    assert.deepEqual(pageErrors, [], 'no script error on the page');
+  });
