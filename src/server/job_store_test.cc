@@ -6,6 +6,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdlib>
+
+#include "server/series_store.h"
+
 namespace shoal {
 namespace {
 
@@ -80,6 +84,37 @@ TEST(JobStore, TheHistoryAndItsWalAreTheOwnersAlone) {
     EXPECT_EQ(st.st_mode & 0777, 0600u) << path << suffix << " holds secret values";
   }
   store->reset();
+  for (const char* suffix : {"", "-wal", "-shm"}) unlink((path + suffix).c_str());
+}
+
+TEST(JobStore, AnotherProcessReadingTheHistorySeesEveryWrite) {
+  // The server opens the job store and the series store on one file. Opening that file
+  // a second time in the process and closing it (as setting its mode with open(2) did)
+  // drops every POSIX lock SQLite holds on it: another process that then read the
+  // history and closed believed itself the last user, checkpointed and deleted the WAL,
+  // and every later write of the server went to the deleted file: invisible to every
+  // other process, and lost if the server ended without closing the history.
+  std::string path = "/tmp/shoal-store-shared-" + std::to_string(getpid()) + ".db";
+  for (const char* suffix : {"", "-wal", "-shm"}) unlink((path + suffix).c_str());
+  auto store = JobStore::Open(path);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  auto series = SeriesStore::Open(path);
+  ASSERT_TRUE(series.ok()) << series.status().ToString();
+  // Another process's reader: exits 0 when it counts `jobs` rows.
+  auto other_process_counts = [&](int jobs) {
+    std::string reader = "/usr/bin/python3 -c 'import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); "
+                         "n = c.execute(\"SELECT COUNT(*) FROM jobs\").fetchone()[0]; c.close(); sys.exit(n != " +
+                         std::to_string(jobs) + ")' " + path;
+    return std::system(reader.c_str()) == 0;
+  };
+  JobRecord first = Job("first", "ann");
+  ASSERT_TRUE((*store)->Insert(first).ok());
+  EXPECT_TRUE(other_process_counts(1));
+  JobRecord second = Job("second", "bob");
+  ASSERT_TRUE((*store)->Insert(second).ok());
+  EXPECT_TRUE(other_process_counts(2)) << "the write after another process's read is invisible to it";
+  store->reset();
+  series->reset();
   for (const char* suffix : {"", "-wal", "-shm"}) unlink((path + suffix).c_str());
 }
 

@@ -1,8 +1,6 @@
 #include "server/sqlite_statement.h"
 
-#include <fcntl.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <sqlite3.h>
 
@@ -37,16 +35,19 @@ bool Statement::IsNull(int col) { return sqlite3_column_type(stmt_, col) == SQLI
 
 Result<sqlite3*> OpenDatabase(const std::string& path, const std::string& what) {
   // The history holds every job's spec, secret values included: its owner's alone. SQLite
-  // gives its WAL and shared-memory files the database's mode.
-  int created = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-  if (created >= 0) close(created);
-  (void)chmod(path.c_str(), 0600);
+  // creates the file (in the home, which is 0700) and gives its WAL and shared-memory files
+  // the database's mode; chmod goes by path. The file is never open(2)ed and closed here:
+  // closing any descriptor of a file drops every POSIX lock the process holds on it, the
+  // locks of the connections already open on it included (the job and series stores share
+  // one file), and another process reading the history could then delete the WAL from
+  // under the server.
   sqlite3* db = nullptr;
   if (sqlite3_open(path.c_str(), &db) != SQLITE_OK) {
     std::string reason = db ? sqlite3_errmsg(db) : "out of memory";
     sqlite3_close(db);
     return Unavailable("cannot open " + what + " '" + path + "': " + reason);
   }
+  (void)chmod(path.c_str(), 0600);
   sqlite3_busy_timeout(db, 5000);
   if (Status s = ExecSql(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", what + " '" + path + "'"); !s.ok()) {
     sqlite3_close(db);

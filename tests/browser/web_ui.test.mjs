@@ -220,16 +220,23 @@ test('the jobs page filters by user and name and pages the history; a job page d
   { timeout: 120000 }, async () => {
     insertBulkJobs(55);
     const status = page.locator('#jobs-status');
+    // Waits until the pager says `text`; a failure shows what it said instead.
+    const pagerSays = async (text, what) => waitFor(async () => (await status.textContent()) === text, what)
+      .catch(async (error) => {
+        const listed = await server.api(`/api/v1/jobs?${new URL(page.url()).searchParams}`).catch((e) => e.message);
+        throw new Error(`${error.message}; the pager says '${await status.textContent()}' at ${page.url()}; ` +
+          `the API lists ${JSON.stringify(listed).slice(0, 300)}`);
+      });
     const older = page.locator('.pager button', { hasText: 'Older' });
     const newer = page.locator('.pager button', { hasText: 'Newer' });
 
     // 50 a page: the name filter keeps the 55 copies, the second page has the last 5.
     await page.goto(`${server.url}/?name=bulk-`);
-    await waitFor(async () => /^1–50 of 55 jobs$/.test(await status.textContent()), 'the first page of 55');
+    await pagerSays('1–50 of 55 jobs', 'the first page of 55');
     assert.equal(await page.locator('#jobs tbody tr').count(), 50);
     assert.ok(await newer.isDisabled(), 'no newer page before the first');
     await older.click();
-    await waitFor(async () => /^51–55 of 55 jobs$/.test(await status.textContent()), 'the second page');
+    await pagerSays('51–55 of 55 jobs', 'the second page');
     assert.equal(await page.locator('#jobs tbody tr').count(), 5);
     assert.ok(await older.isDisabled(), 'no older page after the last');
     assert.match(page.url(), /offset=50/, 'the page lives in the URL');
@@ -238,11 +245,11 @@ test('the jobs page filters by user and name and pages the history; a job page d
     await page.fill('input[name=user]', 'ann');
     await page.fill('input[name=name]', 'bulk-1');
     await page.click('form.filters button[type=submit]');
-    await waitFor(async () => /^1–5 of 5 jobs$/.test(await status.textContent()), 'the user and name filters');
+    await pagerSays('1–5 of 5 jobs', 'the user and name filters');
     const names = await page.locator('#jobs tbody tr td:nth-child(2)').allTextContents();
     assert.deepEqual([...names].sort(), ['bulk-10', 'bulk-12', 'bulk-14', 'bulk-16', 'bulk-18']);
     await page.reload();
-    await waitFor(async () => /^1–5 of 5 jobs$/.test(await status.textContent()), 'the filters kept across a reload');
+    await pagerSays('1–5 of 5 jobs', 'the filters kept across a reload');
 
     // The log downloads whole, as the file the API serves.
     await page.goto(`${server.url}/jobs/job-1`);
