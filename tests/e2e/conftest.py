@@ -32,6 +32,15 @@ def processes_with_env(*markers: str):
     return found
 
 
+def cmdline(pid):
+    """A process's arguments as bytes ([] once it is gone)."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read().split(b"\0")
+    except OSError:
+        return []
+
+
 def processes_with_command(command: str):
     """Pids of processes whose command line is exactly `command` (arguments joined by
     spaces): what finds a process that cleared its environment (`env -i`), which

@@ -12,7 +12,7 @@ import urllib.request
 
 import pytest
 
-from conftest import SHOAL, wait_for, write_spec
+from conftest import SHOAL, cmdline, wait_for, write_spec
 
 pytestmark = pytest.mark.slow
 
@@ -23,14 +23,6 @@ def environ(pid):
             return dict(item.split(b"=", 1) for item in f.read().split(b"\0") if b"=" in item)
     except OSError:
         return {}
-
-
-def cmdline(pid):
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            return f.read().split(b"\0")
-    except OSError:
-        return []
 
 
 def request(url, path, token=None, body=None, method=None):

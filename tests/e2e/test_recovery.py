@@ -8,7 +8,7 @@ import signal
 
 import pytest
 
-from conftest import wait_for, write_spec
+from conftest import cmdline, wait_for, write_spec
 
 pytestmark = pytest.mark.slow
 
@@ -37,14 +37,6 @@ CAUSES = {
     "agent": re.compile(r"worker\[0\].*the container ended before its task did"),
     "am": re.compile(r"application master ended"),
 }
-
-
-def cmdline(pid):
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            return f.read().split(b"\0")
-    except OSError:
-        return []
 
 
 def victim_pid(shoal, job_id, victim):

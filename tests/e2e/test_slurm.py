@@ -114,17 +114,21 @@ def test_fashion_mnist_ddp_trains_across_two_nodes(on_slurm):
     assert "accuracy" in on_slurm.logs(job, index=0).lower()
 
 
+# Two workers of one GPU each, saying which GPUs they see and where.
+GPU_WORKERS = """  worker:
+    instances: 2
+    memory: 100M
+    gpus: 1
+    command: 'echo "gpu=[$CUDA_VISIBLE_DEVICES] on $(hostname)"'
+"""
+
+
 def test_gpu_tasks_see_the_gpus_slurm_assigned(on_slurm, tmp_path):
     # Two roles: two components of a heterogeneous job, which Slurm puts on different nodes.
     spec = write_spec(tmp_path, """
 name: gpus
 roles:
-  worker:
-    instances: 2
-    memory: 100M
-    gpus: 1
-    command: 'echo "gpu=[$CUDA_VISIBLE_DEVICES] on $(hostname)"'
-  ps:
+""" + GPU_WORKERS + """  ps:
     instances: 1
     memory: 100M
     # Not a service: a service that has not started when the workers end is never run,
@@ -152,15 +156,7 @@ def test_gpu_tasks_pinned_to_one_node_by_the_servers_slurm_flags_each_get_their_
     """With both tasks on one node, "no two tasks share a GPU" is a real check (spread over
     two nodes, each would see GPU 0). The server's --slurm-partition and --slurm-option go
     into every batch script, and Slurm honours them."""
-    spec = write_spec(tmp_path, """
-name: pinned
-roles:
-  worker:
-    instances: 2
-    memory: 100M
-    gpus: 1
-    command: 'echo "gpu=[$CUDA_VISIBLE_DEVICES] on $(hostname)"'
-""")
+    spec = write_spec(tmp_path, "name: pinned\nroles:\n" + GPU_WORKERS)
     on_slurm.run_job(spec, check=0, timeout=120)
     script = (on_slurm.home / "jobs/job-1/attempt-1/batch.sh").read_text()
     assert "#SBATCH --partition=shoal\n" in script and "#SBATCH --nodelist=node1\n" in script, script
