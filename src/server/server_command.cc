@@ -13,6 +13,7 @@
 
 #include "backend/local/local_backend.h"
 #include "backend/slurm/slurm_backend.h"
+#include "backend/slurm/slurm_job.h"
 #include "common/files.h"
 #include "common/gated_http_server.h"
 #include "common/http_client.h"
@@ -172,6 +173,9 @@ int ServerCommand(int argc, char** argv) {
   std::string url = "http://" + (host == "0.0.0.0" ? std::string("127.0.0.1") : host) + ":" + std::to_string(*bound);
   std::unique_ptr<ClusterBackend> backend;
   if (cluster == "slurm") {
+    char host_name[256] = {};
+    (void)gethostname(host_name, sizeof host_name - 1);
+    slurm.server_id = SlurmServerId(host_name, home);
     auto on_slurm = std::make_unique<SlurmBackend>(RealSlurmCommands::Instance(), SelfExecutable(), slurm,
                                                    SystemClock::Instance());
     if (Status s = on_slurm->Connect(); !s.ok()) {

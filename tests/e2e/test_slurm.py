@@ -2,6 +2,7 @@
 slurmd, each in its own network namespace with its own address and hostname (node1 at
 10.253.0.11, node2 at 10.253.0.12, 4 CPUs, 4000 MB and 2 fake GPUs each). The Shoal server
 runs here and listens on the bridge (10.253.0.1), where the nodes reach it."""
+import json
 import os
 import re
 import shutil
@@ -100,6 +101,12 @@ roles:
     # The batch script Shoal wrote is a record of what it asked of Slurm.
     script = (on_slurm.home / "jobs/job-1/attempt-1/batch.sh").read_text()
     assert "--ntasks=2 --cpus-per-task=1 --mem-per-cpu=2500M" in script
+    # An administrator tells whose job it is: a name unique to this server, and a comment.
+    name = re.search(r"^#SBATCH --job-name=(shoal-[0-9a-f]{8}-job-1-1)$", script, re.M)
+    assert name, script
+    comment = f"shoal:user={os.environ.get('USER', 'root')},job=job-1,attempt=1,server=http://{BRIDGE}:"
+    shown = slurm("scontrol", "show", "job")  # every job slurmctld still remembers
+    assert f"JobName={name.group(1)}" in shown and f"Comment={comment}" in shown, shown
 
 
 def test_fashion_mnist_ddp_trains_across_two_nodes(on_slurm):
@@ -269,3 +276,26 @@ roles:
     assert len(detail["attempts"]) == 2
     # The restarted slurmd ends what its node still ran of the failed attempt.
     wait_for(lambda: not on_slurm.job_processes(job), 60, what="attempt 1's leftovers on the failed node to end")
+
+
+def test_a_scancel_from_outside_shoal_fails_the_attempt_saying_so_and_the_retry_succeeds(on_slurm, tmp_path):
+    spec = write_spec(tmp_path, """
+name: cancelled
+max_attempts: 2
+roles:
+  worker:
+    memory: 100M
+    command: 'if [ "$SHOAL_ATTEMPT" = 1 ]; then sleep 600; fi; echo done'
+""")
+    job = on_slurm.submit(spec)
+    wait_for(lambda: (d := on_slurm.status(job))["attempts"] and
+             tasks_of(d).get(("worker", 0), {}).get("state") == "RUNNING", 60, what="attempt 1 to run")
+    listed = slurm("squeue", "-h", "-o", "%i %j")
+    slurm_id = next(line.split()[0] for line in listed.splitlines() if line.split()[1].endswith(f"-{job}-1"))
+    slurm("scancel", slurm_id)  # an administrator, not Shoal
+    detail = on_slurm.wait_state(job, ("SUCCEEDED", "FAILED", "KILLED"), timeout=120)
+    assert detail["state"] == "SUCCEEDED" and len(detail["attempts"]) == 2, detail
+    first = detail["attempts"][0]
+    assert first["state"] == "FAILED", first
+    assert first["message"] == "the Slurm job was cancelled outside Shoal (CANCELLED)", first
+    assert "killed by the user" not in json.dumps(first)

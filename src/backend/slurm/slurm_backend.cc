@@ -67,13 +67,14 @@ Result<AttemptHandle> SlurmBackend::StartAttempt(const AttemptLaunch& launch) {
   RETURN_IF_ERROR(Accepts(launch.spec));
   RETURN_IF_ERROR(MakeDirectories(launch.attempt_dir));
   BatchJob job;
-  job.name = "shoal-" + launch.job_id + "-" + std::to_string(launch.attempt);
+  job.name = SlurmJobName(options_.server_id, launch.job_id, launch.attempt);
   job.attempt_dir = launch.attempt_dir;
   job.roles = launch.spec.roles;
   job.am_argv = {executable_, "am", "--server", launch.server_url, "--job", launch.job_id,
                  "--attempt", std::to_string(launch.attempt), "--dir", launch.attempt_dir, "--backend", "slurm",
                  "--server-info", launch.server_info};
   job.env = {{"SHOAL_JOB_ID", launch.job_id}, {"SHOAL_ATTEMPT", std::to_string(launch.attempt)}};
+  job.extra_options.push_back("--comment=" + SlurmComment(launch.spec.user, launch.job_id, launch.attempt, launch.server_url));
   if (!options_.partition.empty()) job.extra_options.push_back("--partition=" + options_.partition);
   job.extra_options.insert(job.extra_options.end(), options_.sbatch_options.begin(), options_.sbatch_options.end());
   std::string script_path = launch.attempt_dir + "/batch.sh";
@@ -165,7 +166,7 @@ void SlurmBackend::Refresh(bool force) {
       w.state = state;
       bool running_check = state.state == "RUNNING" && !state.nodes.empty() &&
                            (w.nodes_checked_ms < 0 || now - w.nodes_checked_ms >= options_.node_check_interval_ms);
-      bool ended_check = IsFinalSlurmState(state.state) && w.ended_note.empty() && IsClusterFailure(state.state);
+      bool ended_check = IsFinalSlurmState(state.state) && w.ended_note.empty() && EndedByCluster(w);
       if (running_check) w.nodes_checked_ms = now;
       if (running_check || ended_check) check_nodes[id] = state.nodes;
     }
@@ -183,11 +184,11 @@ void SlurmBackend::Refresh(bool force) {
     }
     if (IsFinalSlurmState(state.state) && w.ended_note.empty()) {
       std::vector<std::string> failed_nodes;
-      if (IsClusterFailure(state.state)) {
+      if (EndedByCluster(w)) {
         failed_nodes = down[id];
         if (failed_nodes.empty()) failed_nodes = w.unresponsive;
       }
-      w.ended_note = IsClusterFailure(state.state) ? DescribeClusterEnd(state, failed_nodes)
+      w.ended_note = EndedByCluster(w) ? DescribeClusterEnd(state, failed_nodes)
                      : state.state == "GONE"        ? "Slurm no longer knows job " + id
                                                     : "";
       if (!w.ended_note.empty()) LogInfo("Slurm job " + id + ": " + w.ended_note);
@@ -233,7 +234,7 @@ std::optional<ExitInfo> SlurmBackend::PollAttempt(const AttemptHandle& handle) {
   if (!w.state || !IsFinalSlurmState(w.state->state)) return std::nullopt;
   // The cluster ended it: not ended for the scheduler until the note says why (which node
   // failed), or the attempt would end with whatever its AM last said instead.
-  if (IsClusterFailure(w.state->state) && w.ended_note.empty()) return std::nullopt;
+  if (EndedByCluster(w) && w.ended_note.empty()) return std::nullopt;
   if (w.state->state == "GONE") return ExitInfo{255, 0};
   return ExitInfo{w.state->exit_code, w.state->signal};
 }
@@ -244,7 +245,7 @@ AttemptNote SlurmBackend::Note(const AttemptHandle& handle) {
   if (it == watched_.end() || !it->second.state) return {};
   const SlurmJobState& state = *it->second.state;
   if (IsFinalSlurmState(state.state)) {
-    return {it->second.ended_note, IsClusterFailure(state.state) || state.state == "GONE"};
+    return {it->second.ended_note, EndedByCluster(it->second) || state.state == "GONE"};
   }
   return {DescribeWaiting(state), false};
 }
@@ -262,6 +263,7 @@ void SlurmBackend::KillAttempt(const AttemptLaunch& launch, const AttemptHandle&
     auto states = Query({id});
     return states.count(id) && IsFinalSlurmState(states[id].state);
   };
+  MarkCancelledByShoal(id);
   // The AM first, if it runs: it stops its tasks within the grace period and reports KILLED.
   auto states = Query({id});
   if (!states.count(id) || states[id].state != "PENDING") {
@@ -286,7 +288,18 @@ void SlurmBackend::CleanUpAttempt(const AttemptLaunch& launch) {
     auto w = watched_.find(id);
     if (w != watched_.end() && w->second.state && IsFinalSlurmState(w->second.state->state)) return;
   }
+  MarkCancelledByShoal(id);
   (void)commands_.Run({"scancel", id});
+}
+
+bool SlurmBackend::EndedByCluster(const Watched& w) {
+  if (!w.state || !IsFinalSlurmState(w.state->state)) return false;
+  return IsClusterFailure(w.state->state) || (w.state->state == "CANCELLED" && !w.cancelled_by_shoal);
+}
+
+void SlurmBackend::MarkCancelledByShoal(const std::string& id) {
+  std::lock_guard lock(mutex_);
+  watched_[id].cancelled_by_shoal = true;
 }
 
 }  // namespace shoal

@@ -21,6 +21,9 @@
 //    once per node check interval).
 //  - KillAttempt sends the AM SIGTERM (scancel --batch), lets it stop its tasks for the
 //    grace period, then scancels the whole job and waits until no step is left.
+//  - A job CANCELLED by a scancel that was not Shoal's own (KillAttempt, CleanUpAttempt)
+//    was ended by the cluster, like NODE_FAIL: the attempt fails with that reason and may
+//    be retried (docs/slurm.md).
 // Thread-safety: all methods may be called from any thread; the cache takes a mutex.
 #pragma once
 
@@ -37,6 +40,7 @@
 namespace shoal {
 
 struct SlurmOptions {
+  std::string server_id;                    // names the jobs: shoal-<server id>-job-N-A (SlurmServerId)
   std::string partition;                    // empty: the cluster's default partition
   std::vector<std::string> sbatch_options;  // more #SBATCH options from the administrator
   int kill_grace_ms = 5000;
@@ -72,7 +76,13 @@ class SlurmBackend final : public ClusterBackend {
     std::string ended_note;  // filled once, when the job is final
     int64_t nodes_checked_ms = -1;
     std::vector<std::string> unresponsive;  // its nodes seen down or not responding while it ran
+    bool cancelled_by_shoal = false;  // KillAttempt or CleanUpAttempt scancelled it
   };
+  // The cluster, not Shoal or the AM, ended it: a node failed, a time limit, preemption,
+  // or a scancel from outside Shoal. EXCLUDES nothing; call with mutex_ held.
+  static bool EndedByCluster(const Watched& w);
+  // Marks the job as scancelled by Shoal itself (a kill, a clean-up). EXCLUDES mutex_
+  void MarkCancelledByShoal(const std::string& id);
   // Asks Slurm about every watched job, at most once per poll interval. EXCLUDES mutex_
   void Refresh(bool force);
   // squeue, then scontrol, then sacct: the states of these jobs Slurm still knows.

@@ -1,7 +1,11 @@
 #include "backend/slurm/slurm_job.h"
 
+#include <cctype>
 #include <cmath>
+#include <cstring>
 #include <sstream>
+
+#include "common/secret.h"
 
 namespace shoal {
 namespace {
@@ -16,6 +20,25 @@ std::string ShellQuote(const std::string& word) {
 bool IsDigits(const std::string& s) { return !s.empty() && s.find_first_not_of("0123456789") == std::string::npos; }
 
 }  // namespace
+
+std::string SlurmServerId(const std::string& host_name, const std::string& home) {
+  return HmacSha256Hex("shoal server id", host_name + ":" + home).substr(0, 8);
+}
+
+std::string SlurmJobName(const std::string& server_id, const std::string& job_id, int attempt) {
+  return "shoal-" + (server_id.empty() ? "" : server_id + "-") + job_id + "-" + std::to_string(attempt);
+}
+
+std::string SlurmComment(const std::string& user, const std::string& job_id, int attempt, const std::string& server_url) {
+  auto safe = [](std::string value) {
+    for (char& c : value) {
+      if (!std::isalnum(static_cast<unsigned char>(c)) && !std::strchr("._:/@=+-", c)) c = '_';
+    }
+    return value;
+  };
+  return "shoal:user=" + safe(user) + ",job=" + safe(job_id) + ",attempt=" + std::to_string(attempt) +
+         ",server=" + safe(server_url);
+}
 
 int SlurmCpus(const Resources& r) { return std::max(1, static_cast<int>(std::ceil(r.cpus - 1e-9))); }
 

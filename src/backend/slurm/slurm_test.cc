@@ -90,6 +90,20 @@ TEST(SlurmJob, ScriptQuotesWhatTheShellWouldExpand) {
   EXPECT_EQ(script.find("hetjob"), std::string::npos);  // one role: a plain job
 }
 
+TEST(SlurmJob, EachServersJobsHaveNamesOfTheirOwnAndSayWhoseTheyAre) {
+  std::string here = SlurmServerId("login1", "/home/ann/.shoal");
+  EXPECT_EQ(here.size(), 8u);
+  EXPECT_EQ(here, SlurmServerId("login1", "/home/ann/.shoal")) << "the same across restarts";
+  EXPECT_NE(here, SlurmServerId("login1", "/home/bob/.shoal")) << "another home";
+  EXPECT_NE(here, SlurmServerId("login2", "/home/ann/.shoal")) << "another machine";
+  EXPECT_EQ(SlurmJobName(here, "job-4", 2), "shoal-" + here + "-job-4-2");
+  EXPECT_EQ(SlurmComment("ann", "job-4", 2, "http://10.0.0.1:8080"),
+            "shoal:user=ann,job=job-4,attempt=2,server=http://10.0.0.1:8080");
+  EXPECT_EQ(SlurmComment("a n\n#SBATCH --uid=0", "job-4", 1, "http://h:1"),
+            "shoal:user=a_n__SBATCH_--uid=0,job=job-4,attempt=1,server=http://h:1")
+      << "nothing a user name holds can start another #SBATCH line or split the option";
+}
+
 TEST(SlurmJob, SbatchAnswer) {
   EXPECT_EQ(ParseSbatchJobId("4242\n").value(), "4242");
   EXPECT_EQ(ParseSbatchJobId("4242;cluster\n").value(), "4242");
@@ -424,6 +438,27 @@ TEST_F(SlurmBackendTest, ANodeFailureNamesTheNodeThatStoppedRespondingEvenWhenIt
   clock_.Advance(1000);
   ASSERT_TRUE(backend_.PollAttempt(*handle).has_value());
   EXPECT_EQ(backend_.Note(*handle).message, "node node2 failed; Slurm ended the attempt (NODE_FAIL)");
+}
+
+TEST_F(SlurmBackendTest, AScancelFromOutsideShoalEndsTheAttemptAsTheClustersWhileShoalsOwnIsAKill) {
+  auto outside = backend_.StartAttempt(Launch());
+  ASSERT_TRUE(outside.ok());
+  squeue_ = R"({"job_id": 77, "het_job_id": 0, "job_state": "CANCELLED", "nodes": "node1", "exit_code": 15})";
+  ASSERT_TRUE(backend_.PollAttempt(*outside).has_value());
+  AttemptNote note = backend_.Note(*outside);
+  EXPECT_TRUE(note.ended_by_cluster) << "retried within max_attempts, not KILLED";
+  EXPECT_EQ(note.message, "the Slurm job was cancelled outside Shoal (CANCELLED)");
+
+  commands_.answers["sbatch"] = [](const std::vector<std::string>&) { return CommandOutput{0, "78\n", ""}; };
+  AttemptLaunch launch = Launch();
+  launch.attempt = 2;
+  auto killed = backend_.StartAttempt(launch);
+  ASSERT_TRUE(killed.ok());
+  squeue_ = R"({"job_id": 78, "het_job_id": 0, "job_state": "CANCELLED", "nodes": "node1", "exit_code": 15})";
+  backend_.KillAttempt(launch, *killed);
+  ASSERT_TRUE(backend_.PollAttempt(*killed).has_value());
+  EXPECT_FALSE(backend_.Note(*killed).ended_by_cluster) << "Shoal's own scancel: the user's kill";
+  EXPECT_NE(commands_.CountCalls("scancel"), 0);
 }
 
 TEST_F(SlurmBackendTest, AJobSqueueForgotIsAskedOfScontrol) {
