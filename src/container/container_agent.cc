@@ -169,6 +169,7 @@ int ContainerAgent::Run() {
   pid_t board = 0;
   if (plan.board_command && ports.ports().size() > 1) {
     board = StartBoard(*plan.board_command, workdir, env, ports.ports()[1], started);
+    programs->board = board;
   }
   Backoff start_backoff(clock_, 50, 1'000);
   for (int attempt = 0; attempt < 20; ++attempt) {
@@ -362,7 +363,7 @@ int ContainerAgent::Supervise(Programs& programs, int log_fd, int heartbeat_ms, 
     for (pid_t pid : pids) processes_.SignalGroup(pid, SIGKILL);
   }
   // What the programs left running in sessions of their own ends with them.
-  for (const std::string& command : EndAdoptedOrphans()) {
+  for (const std::string& command : EndAdoptedOrphans({programs.board})) {
     std::string note = "==== shoal: ended '" + command + "', which the program left running ====\n";
     if (log_fd >= 0 && write(log_fd, note.data(), note.size()) < 0) LogError(note);
   }

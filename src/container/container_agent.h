@@ -70,6 +70,7 @@ class ContainerAgent {
     std::vector<pid_t> pids;             // one per local rank
     std::vector<OutputStream> streams;   // their stdout and stderr
     std::vector<std::string> secrets;    // values masked in the log (the spec's secrets)
+    pid_t board = 0;                     // the board beside them, if any: ended by Run, not an orphan
   };
   Result<Programs> StartPrograms(const std::string& command, const std::string& workdir,
                                  const std::map<std::string, std::string>& env,

@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <set>
@@ -16,7 +17,7 @@ namespace shoal {
 
 bool AdoptOrphans() { return prctl(PR_SET_CHILD_SUBREAPER, 1) == 0; }
 
-std::vector<std::string> EndAdoptedOrphans(int timeout_ms) {
+std::vector<std::string> EndAdoptedOrphans(const std::vector<pid_t>& keep, int timeout_ms) {
   std::vector<std::string> ended;
   std::set<pid_t> signalled;
   const pid_t self = getpid();
@@ -25,7 +26,7 @@ std::vector<std::string> EndAdoptedOrphans(int timeout_ms) {
     std::vector<ProcessStat> table = ReadProcessTable();
     std::vector<pid_t> children;
     for (const ProcessStat& p : table) {
-      if (p.ppid == self) children.push_back(p.pid);
+      if (p.ppid == self && std::find(keep.begin(), keep.end(), p.pid) == keep.end()) children.push_back(p.pid);
     }
     if (children.empty() || std::chrono::steady_clock::now() >= deadline) return ended;
     for (const ProcessStat* p : TreeOf(table, children)) {

@@ -8,13 +8,16 @@
 //  - AdoptOrphans() makes the calling process a child subreaper (PR_SET_CHILD_SUBREAPER):
 //    a descendant whose parent dies becomes its child, not init's. Call it before the
 //    programs start; false where the kernel refuses (it never does on Linux 3.4+).
-//  - EndAdoptedOrphans(timeout_ms) sends SIGKILL to every child of the caller and to all
-//    each started, reaps them, and repeats as their own orphans arrive, until the caller
-//    has no child left or timeout_ms passed. It returns the command lines of the ones it
-//    ended, for the task's log. Call it once the caller waits for no child of its own.
+//  - EndAdoptedOrphans(keep, timeout_ms) sends SIGKILL to every child of the caller but
+//    those in `keep` (children it started itself and ends on its own, such as a board),
+//    and to all each started, reaps them, and repeats as their own orphans arrive, until
+//    no other child is left or timeout_ms passed. It returns the command lines of the ones
+//    it ended, for the task's log. Call it once the caller waits for no other child.
 // Thread-safety: EndAdoptedOrphans reaps the caller's children: no other thread may be
 // waiting for one meanwhile.
 #pragma once
+
+#include <sys/types.h>
 
 #include <string>
 #include <vector>
@@ -23,6 +26,6 @@ namespace shoal {
 
 bool AdoptOrphans();
 
-std::vector<std::string> EndAdoptedOrphans(int timeout_ms = 3000);
+std::vector<std::string> EndAdoptedOrphans(const std::vector<pid_t>& keep = {}, int timeout_ms = 3000);
 
 }  // namespace shoal

@@ -48,17 +48,25 @@ pid_t StartDaemonAndExit() {
 
 TEST(Orphans, ADaemonThatLeftItsSessionIsAdoptedAndEnded) {
   ASSERT_TRUE(AdoptOrphans());
+  pid_t own = fork();  // a child of its own (a board), which the caller ends itself
+  if (own == 0) {
+    execl("/bin/sleep", "sleep", "308", static_cast<char*>(nullptr));
+    _exit(127);
+  }
   pid_t daemon = StartDaemonAndExit();
   ASSERT_GT(daemon, 0);
   // Its parent exited: the kernel hands it to the nearest subreaper, this process.
   for (int i = 0; i < 200 && ParentOf(daemon) != getpid(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
   ASSERT_EQ(ParentOf(daemon), getpid());
   for (int i = 0; i < 200 && ProcessCommand(daemon) != "sleep 307"; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  std::vector<std::string> ended = EndAdoptedOrphans();
+  std::vector<std::string> ended = EndAdoptedOrphans({own});
   ASSERT_EQ(ended.size(), 1u);
   EXPECT_EQ(ended[0], "sleep 307");
   EXPECT_EQ(kill(daemon, 0), -1) << "ended and reaped";
   EXPECT_EQ(errno, ESRCH);
+  EXPECT_EQ(kill(own, 0), 0) << "a child the caller keeps is left to it";
+  kill(own, SIGKILL);
+  waitpid(own, nullptr, 0);
   EXPECT_TRUE(EndAdoptedOrphans().empty()) << "nothing is left";
 }
 

@@ -166,7 +166,7 @@ void SlurmBackend::Refresh(bool force) {
       w.state = state;
       bool running_check = state.state == "RUNNING" && !state.nodes.empty() &&
                            (w.nodes_checked_ms < 0 || now - w.nodes_checked_ms >= options_.node_check_interval_ms);
-      bool ended_check = IsFinalSlurmState(state.state) && w.ended_note.empty() && EndedByCluster(w);
+      bool ended_check = w.ended_note.empty() && EndedByCluster(w);
       if (running_check) w.nodes_checked_ms = now;
       if (running_check || ended_check) check_nodes[id] = state.nodes;
     }

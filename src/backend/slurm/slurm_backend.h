@@ -79,7 +79,7 @@ class SlurmBackend final : public ClusterBackend {
     bool cancelled_by_shoal = false;  // KillAttempt or CleanUpAttempt scancelled it
   };
   // The cluster, not Shoal or the AM, ended it: a node failed, a time limit, preemption,
-  // or a scancel from outside Shoal. EXCLUDES nothing; call with mutex_ held.
+  // or a scancel from outside Shoal. Reads only `w`; call with mutex_ held.
   static bool EndedByCluster(const Watched& w);
   // Marks the job as scancelled by Shoal itself (a kill, a clean-up). EXCLUDES mutex_
   void MarkCancelledByShoal(const std::string& id);
