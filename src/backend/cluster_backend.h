@@ -37,6 +37,12 @@ struct AttemptLaunch {
   std::string server_info; // the server's <home>/server.json: where a restarted server now listens
 };
 
+// Whether the cluster holds each task to its resources, and how (docs/isolation.md).
+struct TaskLimitsNote {
+  bool enforced = false;
+  std::string detail;  // how they are held, or why they are not and the fix
+};
+
 struct AttemptHandle {
   std::string backend_id;  // a pid for local, a Slurm job id for slurm
 };
@@ -65,6 +71,7 @@ class ClusterBackend {
   // Whether this cluster can run such a job at all (beyond capacity); an error is the
   // user's to fix (InvalidArgument) and refuses the job at submit.
   virtual Status Accepts(const JobSpec&) const { return Status::Ok(); }
+  virtual TaskLimitsNote TaskLimits() const = 0;
   // Called (from any thread) when an attempt may have ended, so the owner polls at once
   // instead of at its next tick. Set once, before the first StartAttempt.
   virtual void SetChangeCallback(std::function<void()>) {}

@@ -95,6 +95,7 @@ std::string RenderStatus(const JobDetail& d, int attempt) {
       << job.max_attempts << ", submitted " << Time(job.created_ms) << ", ran " << Duration(job) << "\n";
   if (!job.message.empty()) out << "  " << job.message << "\n";
   if (!d.board_url.empty()) out << "  board: " << d.board_url << "\n";
+  if (!d.limits_not_enforced.empty()) out << "  limits: " << d.limits_not_enforced << "\n";
   if (auto hung = HungTasks(d); !hung.empty()) {
     out << "  hung: ";
     for (size_t i = 0; i < hung.size(); ++i) out << (i ? ", " : "") << hung[i];

@@ -22,7 +22,7 @@ namespace shoal {
 namespace {
 
 // Where a served process's set-up failed (the reply's `step`).
-enum Step : int32_t { kStepNone = 0, kStepFork, kStepSession, kStepParent, kStepDup, kStepChdir };
+enum Step : int32_t { kStepNone = 0, kStepFork, kStepSession, kStepParent, kStepDup, kStepChdir, kStepCgroup };
 
 struct Reply {
   int32_t pid = -1;
@@ -172,6 +172,9 @@ void ShowInProc(const std::vector<std::string>& argv, const std::vector<std::str
 // In the served process: becomes what SpawnOptions ask for, then runs the command.
 [[noreturn]] void RunServed(const Json& request, const std::vector<int>& fds, int error_fd, pid_t middle,
                             pid_t requester, const ForkServer::Entry& entry) {
+  if (!JoinCgroups(request.value("join_cgroups", std::vector<std::string>{}))) {
+    ServedFail(error_fd, kStepCgroup);
+  }
   if (request.value("new_session", false)) {
     if (setsid() < 0) ServedFail(error_fd, kStepSession);
   } else if (request.value("new_process_group", false) && setpgid(0, 0) < 0) {
@@ -350,6 +353,7 @@ Result<pid_t> ForkServer::Request(const SpawnOptions& options) {
                {"new_session", options.new_session},
                {"new_process_group", options.new_process_group},
                {"parent_death_signal", options.parent_death_signal},
+               {"join_cgroups", options.join_cgroups},
                {"fds", given}};
   Reply reply;
   if (!SendRequest(socket_, request.dump(), fds) || !ReadAll(socket_, &reply, sizeof reply)) {
@@ -360,6 +364,7 @@ Result<pid_t> ForkServer::Request(const SpawnOptions& options) {
   if (reply.step == kStepParent) return Unavailable("the served process could not be made this process's child");
   std::string program = options.argv[0] + " " + options.argv[1];
   std::string reason = strerror(reply.error);
+  if (reply.step == kStepCgroup) return Internal("cannot start '" + program + "': cannot join its cgroup: " + reason);
   if (reply.step == kStepChdir) {
     return NotFound("cannot start '" + program + "': working directory '" + options.cwd + "': " + reason);
   }

@@ -5,6 +5,8 @@
 
 #include <cstdlib>
 
+#include "common/secret.h"
+
 namespace shoal {
 
 std::string ShoalHome() {
@@ -21,6 +23,10 @@ std::string CurrentUserName() {
   if (const char* user = std::getenv("USER"); user && *user) return user;
   if (passwd* pw = getpwuid(getuid())) return pw->pw_name;
   return std::to_string(getuid());
+}
+
+std::string ServerId(const std::string& host_name, const std::string& home) {
+  return HmacSha256Hex("shoal server id", host_name + ":" + home).substr(0, 8);
 }
 
 }  // namespace shoal

@@ -11,6 +11,9 @@ namespace shoal {
 
 std::string ShoalHome();
 std::string CurrentUserName();
+// A short name for the server of `home` on `host_name`: the same across restarts, another
+// for each host and home. It names the server's Slurm jobs and its cgroups.
+std::string ServerId(const std::string& host_name, const std::string& home);
 inline std::string ServerInfoPath(const std::string& home) { return home + "/server.json"; }
 
 }  // namespace shoal

@@ -51,13 +51,28 @@ ExitInfo FromWaitStatus(int status) {
   _exit(127);
 }
 
-enum ChildStep { kStepChdir = 1, kStepSession, kStepDup, kStepExec };
+enum ChildStep { kStepChdir = 1, kStepSession, kStepDup, kStepExec, kStepCgroup };
 
 }  // namespace
 
 namespace {
 std::atomic<uint64_t> children_open_files{0};  // 0: children inherit this process's limit
 }  // namespace
+
+bool JoinCgroups(const std::vector<std::string>& procs_files) {
+  for (const std::string& file : procs_files) {
+    int fd = open(file.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    bool written = write(fd, "0", 1) == 1;
+    int error = errno;
+    close(fd);
+    if (!written) {
+      errno = error;
+      return false;
+    }
+  }
+  return true;
+}
 
 void KeepChildrensOpenFileLimit(uint64_t soft) {
   uint64_t unset = 0;
@@ -111,6 +126,7 @@ Result<pid_t> RealProcessLauncher::Spawn(const SpawnOptions& options) {
   }
   if (pid == 0) {
     int fd = error_pipe[1];
+    if (!JoinCgroups(options.join_cgroups)) ChildFail(fd, kStepCgroup);
     if (options.new_session && setsid() < 0) ChildFail(fd, kStepSession);
     if (!options.new_session && options.new_process_group && setpgid(0, 0) < 0) ChildFail(fd, kStepSession);
     if (options.parent_death_signal != 0) {
@@ -158,6 +174,8 @@ Result<pid_t> RealProcessLauncher::Spawn(const SpawnOptions& options) {
     case kStepExec:
       return NotFound("cannot start '" + program + "': " + reason +
                       (payload[1] == ENOENT ? " (check the command's path and PATH)" : ""));
+    case kStepCgroup:
+      return Internal("cannot start '" + program + "': cannot join its cgroup: " + reason);
     default:
       return Internal("cannot start '" + program + "': " + reason);
   }

@@ -11,6 +11,7 @@
 //  - new_session puts the child in a session and process group of its own (its pid),
 //    so SignalGroup(pid, ...) reaches it and everything it starts that does not leave.
 //  - parent_death_signal: the child receives this signal when the spawning thread exits.
+//  - join_cgroups: a cgroup that cannot be joined fails the Spawn (Internal, naming it).
 //  - A process that raises its own soft limit on open files for its needs (a server's
 //    connections: FitToOpenFileLimit) records the limit it started with through
 //    KeepChildrensOpenFileLimit, and every child it spawns gets that limit back.
@@ -40,6 +41,9 @@ struct SpawnOptions {
   int stdin_fd = -1;                         // -1: /dev/null
   int stdout_fd = -1;                        // -1: /dev/null
   int stderr_fd = -1;                        // -1: /dev/null
+  // cgroup.procs files the child writes itself into before anything else, so that every
+  // process it starts is in its control groups from the first (isolation/cgroup_control.h).
+  std::vector<std::string> join_cgroups;
 };
 
 struct ExitInfo {
@@ -73,6 +77,10 @@ class RealProcessLauncher final : public ProcessLauncher {
   ExitInfo Wait(pid_t pid) override;
   static RealProcessLauncher& Instance();
 };
+
+// Writes "0" into each cgroup.procs file, which moves the calling process into that group;
+// async-signal-safe, for a child between fork and exec. False (errno set) if one cannot be written.
+bool JoinCgroups(const std::vector<std::string>& procs_files);
 
 // The current process's environment as a map.
 std::map<std::string, std::string> CurrentEnvironment();

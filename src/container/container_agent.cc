@@ -25,6 +25,8 @@
 #include "container/resource_sampler.h"
 #include "container/shell_command.h"
 #include "container/stack_dump.h"
+#include "isolation/cgroup_control.h"
+#include "isolation/task_isolation.h"
 #include "protocol/task_messages.h"
 
 namespace shoal {
@@ -157,6 +159,13 @@ int ContainerAgent::Run() {
     command = orted->command;
     process_envs = {EnvMap{}};
   }
+  if (auto own = FindOwnCgroups(); own.ok()) {
+    CgroupUsage usage = ReadUsage(*own);
+    if (usage.memory_limit_bytes > 0) {
+      confined_ = *own;
+      oom_kills_before_ = usage.oom_kills;
+    }
+  }
   auto programs = StartPrograms(command, workdir, env, process_envs);
   if (programs.ok()) programs->secrets = plan.mask;
   data_->StartFeeding();  // stream inputs: the first local process reads them on stdin
@@ -178,8 +187,14 @@ int ContainerAgent::Run() {
     if (attempt == 0) LogError("reporting the start to the AM: " + reply.status().ToString() + "; retrying");
     start_backoff.Wait();
   }
-  ProcfsSampler sampler(clock_, env.count("CUDA_VISIBLE_DEVICES") ? env["CUDA_VISIBLE_DEVICES"] : "");
-  int code = Supervise(*programs, log_fd, heartbeat_ms, sampler);
+  std::string visible_gpus = env.count("CUDA_VISIBLE_DEVICES") ? env["CUDA_VISIBLE_DEVICES"] : "";
+  std::unique_ptr<ResourceSampler> sampler;
+  if (confined_.empty()) {
+    sampler = std::make_unique<ProcfsSampler>(clock_, visible_gpus);
+  } else {
+    sampler = std::make_unique<CgroupSampler>(clock_, visible_gpus, confined_);
+  }
+  int code = Supervise(*programs, log_fd, heartbeat_ms, *sampler);
   // an MPI task's private Open MPI session folder (runtime/mpi.cc) goes with the task
   if (auto base = env.find("OMPI_MCA_orte_tmpdir_base"); base != env.end() && base->second.starts_with("/tmp/shoal-mpi-")) {
     std::error_code ignored;
@@ -379,6 +394,12 @@ int ContainerAgent::Supervise(Programs& programs, int log_fd, int heartbeat_ms, 
     message = "local rank " + std::to_string(failed_local_rank) + " " + message;
   }
   if (!exit.success() && !last_error_line.empty()) message += ": " + last_error_line;
+  if (!exit.success() && !confined_.empty()) {
+    // The kernel ended a process of the task for its memory: that, not the signal, is why.
+    if (CgroupUsage usage = ReadUsage(confined_); usage.oom_kills > oom_kills_before_) {
+      message = OutOfMemoryMessage(options_.role, options_.index, usage.memory_limit_bytes, usage.memory_peak_bytes);
+    }
+  }
   if (data_) {
     data_->Finish();
     if (Status s = CommitOutputs(exit.success(), heartbeat_ms); !s.ok()) {

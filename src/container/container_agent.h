@@ -29,6 +29,7 @@
 #include "container/output_capture.h"
 #include "container/resource_sampler.h"
 #include "data/task_data.h"
+#include "isolation/cgroup_group.h"
 #include "protocol/task_messages.h"
 
 namespace shoal {
@@ -92,6 +93,10 @@ class ContainerAgent {
   std::unique_ptr<data::TaskData> data_;     // inputs, outputs, saved models (docs/data.md)
   // Runs the outputs' commit while heartbeating, so the AM does not take the task for lost.
   Status CommitOutputs(bool succeeded, int heartbeat_ms);
+  // The task's own cgroup, when it runs confined in one with a memory limit (a local
+  // task's, a Slurm step's with task/cgroup): what it samples, and how it tells an OOM kill.
+  CgroupGroup confined_;
+  int64_t oom_kills_before_ = 0;
 };
 
 }  // namespace shoal

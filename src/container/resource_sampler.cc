@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "container/process_tree.h"
+#include "isolation/cgroup_control.h"
 
 namespace shoal {
 
@@ -64,6 +65,23 @@ void ProcfsSampler::SampleGpus() {
   if (gpus == 0) return;
   gpu_util_ = util_sum / gpus;
   gpu_memory_ = static_cast<int64_t>(memory_mib * 1024 * 1024);
+}
+
+CgroupSampler::CgroupSampler(const Clock& clock, std::string visible_gpus, CgroupGroup group)
+    : clock_(clock), gpus_(clock, std::move(visible_gpus)), group_(std::move(group)) {}
+
+ProcessUsage CgroupSampler::Sample(const std::vector<pid_t>& programs) {
+  ProcessUsage usage = gpus_.Sample(programs);
+  CgroupUsage counted = ReadUsage(group_);
+  int64_t now = clock_.NowMillis();
+  usage.rss_bytes = counted.memory_bytes;
+  usage.cpu_percent = 0;
+  if (last_cpu_ns_ >= 0 && now > last_time_ms_) {
+    usage.cpu_percent = 100.0 * static_cast<double>(counted.cpu_usage_ns - last_cpu_ns_) / 1e6 / (now - last_time_ms_);
+  }
+  last_cpu_ns_ = counted.cpu_usage_ns;
+  last_time_ms_ = now;
+  return usage;
 }
 
 }  // namespace shoal

@@ -10,6 +10,10 @@
 //  - GPU figures are present only when the task was given GPUs and nvidia-smi answers;
 //    they are read at most every 5 seconds (nvidia-smi is slow) and repeated between.
 //  - ProcfsSampler reads /proc; tests use a fake of this interface.
+//  - CgroupSampler reads a confined task's figures from its cgroup, which counts every
+//    process of the task (the agent, and the programs' ended children's CPU time too):
+//    memory without reclaimable page cache, and CPU time since the previous call; GPU
+//    figures still come from nvidia-smi.
 // Thread-safety: one caller.
 #pragma once
 
@@ -21,6 +25,7 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "isolation/cgroup_group.h"
 
 namespace shoal {
 
@@ -53,6 +58,19 @@ class ProcfsSampler final : public ResourceSampler {
   int64_t last_gpu_ms_ = -1'000'000;
   std::optional<double> gpu_util_;
   std::optional<int64_t> gpu_memory_;
+};
+
+class CgroupSampler final : public ResourceSampler {
+ public:
+  CgroupSampler(const Clock& clock, std::string visible_gpus, CgroupGroup group);
+  ProcessUsage Sample(const std::vector<pid_t>& programs) override;
+
+ private:
+  const Clock& clock_;
+  ProcfsSampler gpus_;  // GPU figures only
+  CgroupGroup group_;
+  int64_t last_cpu_ns_ = -1;
+  int64_t last_time_ms_ = 0;
 };
 
 }  // namespace shoal

@@ -24,6 +24,8 @@ int AmCommand(int argc, char** argv, const std::function<std::unique_ptr<Process
   app.add_option("--server-info", options.server_info_path,
                  "the server's server.json: where to look for the server when it stops answering");
   auto* bind = app.add_option("--bind", options.bind_host, "the address containers reach the AM on");
+  std::string cgroup;
+  app.add_option("--cgroup", cgroup, "the attempt's cgroup (local): each task gets a limited group below it");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -54,7 +56,17 @@ int AmCommand(int argc, char** argv, const std::function<std::unique_ptr<Process
     if (bind->count() == 0) options.bind_host = (*slurm)->Host();
     launcher = std::move(*slurm);
   } else {
-    launcher = std::make_unique<LocalContainerLauncher>(agents ? *agents : RealProcessLauncher::Instance());
+    CgroupGroup attempt_group;
+    if (!cgroup.empty()) {
+      auto decoded = CgroupGroup::Decode(cgroup);
+      if (!decoded.ok()) {
+        LogError(decoded.status().ToString());
+        return 2;
+      }
+      attempt_group = *decoded;
+    }
+    launcher = std::make_unique<LocalContainerLauncher>(agents ? *agents : RealProcessLauncher::Instance(),
+                                                        std::move(attempt_group));
   }
   ApplicationMaster am(options, *launcher, SystemClock::Instance());
   OnTermination([&am] { am.RequestKill("killed by the user"); });

@@ -148,6 +148,7 @@ Json Encode(const JobDetail& v) {
   out["attempts"] = EncodeAll(v.attempts);
   out["board_url"] = v.board_url;
   out["saved_models"] = EncodeAll(v.saved_models);
+  if (!v.limits_not_enforced.empty()) out["limits_not_enforced"] = v.limits_not_enforced;
   return out;
 }
 
@@ -161,6 +162,7 @@ Result<JobDetail> Decode<JobDetail>(const Json& json) {
   v.attempts = r.List<AttemptView>("attempts", DecodeAttemptView);
   v.board_url = r.String("board_url");
   v.saved_models = r.List<SavedModelView>("saved_models", DecodeSavedModelView);
+  v.limits_not_enforced = r.String("limits_not_enforced");
   if (!r.ok()) return r.status();
   ASSIGN_OR_RETURN(v.spec, DecodeSpecDocument(*spec, r.path()));
   if (v.spec.user.empty()) v.spec.user = v.summary.user;

@@ -82,6 +82,7 @@ struct JobDetail {
   std::vector<AttemptView> attempts;
   std::string board_url;                     // the latest attempt's, "" when none
   std::vector<SavedModelView> saved_models;  // every attempt's, each with its attempt
+  std::string limits_not_enforced;           // why the cluster does not hold tasks to their resources ("": it does)
 };
 
 struct JobList {

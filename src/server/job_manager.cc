@@ -277,7 +277,9 @@ Result<Json> JobManager::Get(const std::string& id, int64_t wait_version, int wa
     job = FindLive(key);
     if (!job) return NotFound("job '" + id + "' is gone");
   }
-  return protocol::Encode(job->Detail());
+  protocol::JobDetail detail = job->Detail();
+  if (TaskLimitsNote limits = backend_.TaskLimits(); !limits.enforced) detail.limits_not_enforced = limits.detail;
+  return protocol::Encode(detail);
 }
 
 bool JobManager::HasNewerThan(const std::string& id, int64_t version) {
@@ -302,6 +304,7 @@ Result<Json> JobManager::List(const JobFilter& filter) {
 
 Json JobManager::ClusterInfo() {
   ClusterCapacity capacity = backend_.Capacity();
+  TaskLimitsNote limits = backend_.TaskLimits();
   auto resources = [](const Resources& r) {
     return Json{{"cpus", r.cpus}, {"memory_bytes", r.memory_bytes}, {"gpus", r.gpus}};
   };
@@ -311,7 +314,8 @@ Json JobManager::ClusterInfo() {
               {"largest_node", resources(capacity.largest)},
               {"free", resources(free_)},
               {"queued", queue_.size()},
-              {"running", handles_.size()}};
+              {"running", handles_.size()},
+              {"task_limits", Json{{"enforced", limits.enforced}, {"detail", limits.detail}}}};
 }
 
 Result<Json> JobManager::AttemptForAm(const std::string& id, int attempt) {

@@ -175,7 +175,7 @@ int ServerCommand(int argc, char** argv) {
   if (cluster == "slurm") {
     char host_name[256] = {};
     (void)gethostname(host_name, sizeof host_name - 1);
-    slurm.server_id = SlurmServerId(host_name, home);
+    slurm.server_id = ServerId(host_name, home);
     auto on_slurm = std::make_unique<SlurmBackend>(RealSlurmCommands::Instance(), SelfExecutable(), slurm,
                                                    SystemClock::Instance());
     if (Status s = on_slurm->Connect(); !s.ok()) {
@@ -186,7 +186,13 @@ int ServerCommand(int argc, char** argv) {
     on_slurm->StartPolling();
     backend = std::move(on_slurm);
   } else {
-    backend = std::make_unique<LocalBackend>(capacity, SelfExecutable(), RealProcessLauncher::Instance());
+    char host_name[256] = {};
+    (void)gethostname(host_name, sizeof host_name - 1);
+    TaskIsolation isolation = PrepareTaskIsolation("shoal-" + ServerId(host_name, home));
+    if (!isolation.enforced()) std::fprintf(stderr, "shoal server: %s\n", isolation.Describe().c_str());
+    LogInfo(isolation.Describe());
+    backend = std::make_unique<LocalBackend>(capacity, SelfExecutable(), RealProcessLauncher::Instance(),
+                                             std::move(isolation));
   }
   JobManager jobs(**store, **series, *backend, SystemClock::Instance(), url, home);
   http.set_parking_rule(ParkJobWaits(jobs));

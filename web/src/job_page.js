@@ -14,6 +14,7 @@ export function jobPage(main, id) {
   const header = el('section', { class: 'job-header', id: 'job-header' });
   const actions = el('div', { class: 'actions' });
   const notice = el('p', { class: 'notice', id: 'notice', role: 'status' });
+  const limits = el('p', { class: 'notice warning', id: 'limits-warning', hidden: true });
   const info = el('dl', { class: 'info', id: 'job-info' });
   const containers = el('tbody');
   const saved = el('ul', { class: 'saved-models', id: 'saved-models' });
@@ -22,7 +23,7 @@ export function jobPage(main, id) {
   const charts = new Charts(id);
   replace(main,
     el('p', {}, el('a', { href: '/', 'data-route': '' }, '‹ All jobs')),
-    header, actions, notice, info,
+    header, actions, notice, limits, info,
     el('h2', {}, 'Containers'),
     el('table', { class: 'containers', id: 'containers' },
       el('thead', {}, el('tr', {}, ['Container', 'Host', 'Role', 'Index', 'State', 'Started', 'Finished', 'Progress',
@@ -99,6 +100,8 @@ export function jobPage(main, id) {
       el('td', {}, t.exit_code === undefined || t.exit_code === null || !t.finished_ms ? '—' : t.exit_code),
       el('td', {}, el('button', { type: 'button', class: 'link', onclick: () => logs.show(t.role, t.index) }, 'log')))));
     logs.setTasks(attempt ? attempt.number : 0, tasks);
+    limits.hidden = !job.limits_not_enforced;
+    limits.textContent = job.limits_not_enforced ? `Limits: ${job.limits_not_enforced}` : '';
     const url = safeHttpUrl(job.board_url || '');
     board.hidden = !url;
     if (url) board.href = url;

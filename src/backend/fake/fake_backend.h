@@ -18,6 +18,7 @@ class FakeBackend final : public ClusterBackend {
   explicit FakeBackend(ClusterCapacity capacity) : capacity_(capacity) {}
 
   std::string name() const override { return "fake"; }
+  TaskLimitsNote TaskLimits() const override { return {false, "the fake backend runs no processes"}; }
   ClusterCapacity Capacity() const override { return capacity_; }
   Result<AttemptHandle> StartAttempt(const AttemptLaunch& launch) override {
     std::lock_guard lock(mutex_);

@@ -13,6 +13,8 @@
 #include "common/clock.h"
 #include "common/files.h"
 #include "common/inherited_environment.h"
+#include "common/log.h"
+#include "isolation/cgroup_control.h"
 #include "protocol/attempt_messages.h"
 
 namespace shoal {
@@ -61,9 +63,9 @@ ClusterCapacity DetectLocalCapacity() {
 }
 
 LocalBackend::LocalBackend(ClusterCapacity capacity, std::string shoal_executable, ProcessLauncher& processes,
-                           int kill_grace_ms)
-    : capacity_(capacity), executable_(std::move(shoal_executable)), processes_(processes),
-      kill_grace_ms_(kill_grace_ms) {}
+                           TaskIsolation isolation, int kill_grace_ms)
+    : capacity_(capacity), isolation_(std::move(isolation)), executable_(std::move(shoal_executable)),
+      processes_(processes), kill_grace_ms_(kill_grace_ms) {}
 
 Result<AttemptHandle> LocalBackend::StartAttempt(const AttemptLaunch& launch) {
   RETURN_IF_ERROR(MakeDirectories(launch.attempt_dir));
@@ -74,15 +76,26 @@ Result<AttemptHandle> LocalBackend::StartAttempt(const AttemptLaunch& launch) {
   env["SHOAL_ATTEMPT"] = std::to_string(launch.attempt);
   // Unique to this server's home: the sweep must not reach job-1 of another server (or of a Slurm cluster).
   env["SHOAL_ATTEMPT_DIR"] = launch.attempt_dir;
+  std::vector<std::string> argv = {executable_, "am", "--server", launch.server_url, "--job", launch.job_id,
+                                   "--attempt", std::to_string(launch.attempt), "--dir", launch.attempt_dir,
+                                   "--backend", "local", "--server-info", launch.server_info};
+  std::vector<std::string> join;
+  if (isolation_.enforced()) {
+    CgroupGroup attempt = AttemptGroup(isolation_.jobs, launch.job_id, launch.attempt);
+    Status made = CreateGroup(attempt, {}, /*parent_of_groups=*/true);
+    if (made.ok()) made = CreateGroup(AmGroup(attempt), {});
+    if (!made.ok()) return made.WithContext("cannot make the attempt's cgroup");
+    argv.insert(argv.end(), {"--cgroup", attempt.Encode()});
+    join = ProcsFiles(AmGroup(attempt));
+  }
   int log = OpenLog(launch.attempt_dir + "/am.log");
-  auto pid = processes_.Spawn({.argv = {executable_, "am", "--server", launch.server_url, "--job", launch.job_id,
-                                        "--attempt", std::to_string(launch.attempt), "--dir", launch.attempt_dir,
-                                        "--backend", "local", "--server-info", launch.server_info},
+  auto pid = processes_.Spawn({.argv = argv,
                                .env = env,
                                .cwd = launch.attempt_dir,
                                .new_session = true,
                                .stdout_fd = log,
-                               .stderr_fd = log});
+                               .stderr_fd = log,
+                               .join_cgroups = join});
   if (log >= 0) close(log);
   if (!pid.ok()) return pid.status().WithContext("cannot start the application master");
   std::lock_guard lock(mutex_);
@@ -118,6 +131,14 @@ void LocalBackend::KillAttempt(const AttemptLaunch& launch, const AttemptHandle&
 }
 
 void LocalBackend::CleanUpAttempt(const AttemptLaunch& launch) {
+  if (isolation_.enforced()) {
+    CgroupGroup attempt = AttemptGroup(isolation_.jobs, launch.job_id, launch.attempt);
+    if (int left = KillGroup(attempt); left > 0) {
+      LogInfo(launch.job_id + " attempt " + std::to_string(launch.attempt) + ": ended " + std::to_string(left) +
+              " process(es) left in its cgroup");
+    }
+    RemoveGroup(attempt);
+  }
   KillProcessesWithEnvironment({"SHOAL_JOB_ID=" + launch.job_id, "SHOAL_ATTEMPT=" + std::to_string(launch.attempt),
                                 "SHOAL_ATTEMPT_DIR=" + launch.attempt_dir});
 }
@@ -136,6 +157,12 @@ bool LocalBackend::AttemptAlive(const AttemptHandle& handle) const {
 }
 
 Result<std::string> LocalContainerLauncher::Launch(const ContainerLaunch& launch) {
+  CgroupGroup group;
+  if (!attempt_group_.empty()) {
+    group = TaskGroup(attempt_group_, launch.role, launch.index);
+    CgroupLimits limits{launch.resources.memory_bytes, launch.resources.cpus, kTaskPidsLimit};
+    if (Status s = CreateGroup(group, limits); !s.ok()) return s.WithContext("cannot make the task's cgroup");
+  }
   int log = OpenLog(launch.agent_log);
   auto pid = processes_.Spawn({.argv = launch.argv,
                                .env = launch.env,
@@ -143,11 +170,15 @@ Result<std::string> LocalContainerLauncher::Launch(const ContainerLaunch& launch
                                .new_session = true,
                                .parent_death_signal = SIGTERM,
                                .stdout_fd = log,
-                               .stderr_fd = log});
+                               .stderr_fd = log,
+                               .join_cgroups = group.empty() ? std::vector<std::string>{} : ProcsFiles(group)});
   if (log >= 0) close(log);
-  if (!pid.ok()) return pid.status();
+  if (!pid.ok()) {
+    RemoveGroup(group);
+    return pid.status();
+  }
   std::string id = "local-" + std::to_string(*pid);
-  running_[id] = Running{*pid, 0};
+  running_[id] = Running{*pid, 0, group};
   if (watcher_) watcher_->Watch(*pid);
   return id;
 }
@@ -159,10 +190,14 @@ void LocalContainerLauncher::Stop(const std::string& container_id, int grace_ms)
   it->second.kill_at_ms = SystemClock::Instance().NowMillis() + grace_ms;
 }
 
+void LocalContainerLauncher::KillContainer(const Running& container) {
+  processes_.SignalGroup(container.pid, SIGKILL);
+  if (!container.group.empty()) KillGroup(container.group);
+}
+
 void LocalContainerLauncher::Kill(const std::string& container_id) {
   auto it = running_.find(container_id);
-  if (it == running_.end()) return;
-  processes_.SignalGroup(it->second.pid, SIGKILL);
+  if (it != running_.end()) KillContainer(it->second);
 }
 
 std::vector<std::pair<std::string, ExitInfo>> LocalContainerLauncher::Poll() {
@@ -170,11 +205,15 @@ std::vector<std::pair<std::string, ExitInfo>> LocalContainerLauncher::Poll() {
   int64_t now = SystemClock::Instance().NowMillis();
   for (auto it = running_.begin(); it != running_.end();) {
     if (auto exit = processes_.TryWait(it->second.pid)) {
+      if (!it->second.group.empty()) {  // what the task left behind ends with it
+        KillGroup(it->second.group);
+        RemoveGroup(it->second.group);
+      }
       ended.emplace_back(it->first, *exit);
       it = running_.erase(it);
       continue;
     }
-    if (it->second.kill_at_ms != 0 && now >= it->second.kill_at_ms) processes_.SignalGroup(it->second.pid, SIGKILL);
+    if (it->second.kill_at_ms != 0 && now >= it->second.kill_at_ms) KillContainer(it->second);
     ++it;
   }
   return ended;

@@ -10,6 +10,14 @@
 //    carrying the attempt's variables (SHOAL_ATTEMPT_DIR among them, so another server's
 //    job of the same id is never touched), so nothing of the attempt survives.
 //  - An AM left by an earlier server process is watched through its pid.
+//  - With a TaskIsolation that holds a group (isolation/task_isolation.h), each attempt
+//    gets a cgroup of its own: its AM runs in `am` below it and passes the attempt's group
+//    to its LocalContainerLauncher (`shoal am --cgroup`), which puts each task's agent,
+//    and so everything the task starts, in a group of the task's own, limited to the
+//    task's memory (agent included, no swap beyond it), CPUs (a CFS quota) and
+//    kTaskPidsLimit processes. KillAttempt and CleanUpAttempt end every process in the
+//    attempt's group, daemons that left their session and `env -i` included, then
+//    remove the groups. Without one, tasks run unlimited and TaskLimits says why.
 // Thread-safety: StartAttempt, PollAttempt and KillAttempt may be called from different
 // threads; the set of children is guarded by a mutex.
 #pragma once
@@ -20,6 +28,7 @@
 
 #include "backend/cluster_backend.h"
 #include "common/child_watcher.h"
+#include "isolation/task_isolation.h"
 
 namespace shoal {
 
@@ -29,7 +38,7 @@ ClusterCapacity DetectLocalCapacity();
 class LocalBackend final : public ClusterBackend {
  public:
   LocalBackend(ClusterCapacity capacity, std::string shoal_executable, ProcessLauncher& processes,
-               int kill_grace_ms = 5000);
+               TaskIsolation isolation = {}, int kill_grace_ms = 5000);
 
   std::string name() const override { return "local"; }
   ClusterCapacity Capacity() const override { return capacity_; }
@@ -39,9 +48,11 @@ class LocalBackend final : public ClusterBackend {
   bool AttemptAlive(const AttemptHandle& handle) const override;
   void CleanUpAttempt(const AttemptLaunch& launch) override;
   void SetChangeCallback(std::function<void()> changed) override;
+  TaskLimitsNote TaskLimits() const override { return {isolation_.enforced(), isolation_.Describe()}; }
 
  private:
   ClusterCapacity capacity_;
+  TaskIsolation isolation_;
   std::unique_ptr<ChildWatcher> watcher_;  // wakes the scheduler when an AM exits
   std::string executable_;
   ProcessLauncher& processes_;
@@ -53,7 +64,9 @@ class LocalBackend final : public ClusterBackend {
 // Starts containers as processes of the AM.
 class LocalContainerLauncher final : public ContainerLauncher {
  public:
-  explicit LocalContainerLauncher(ProcessLauncher& processes) : processes_(processes) {}
+  // attempt_group: the attempt's cgroup (empty: tasks are not confined).
+  explicit LocalContainerLauncher(ProcessLauncher& processes, CgroupGroup attempt_group = {})
+      : processes_(processes), attempt_group_(std::move(attempt_group)) {}
   Result<std::string> Launch(const ContainerLaunch& launch) override;
   void Stop(const std::string& container_id, int grace_ms) override;
   void Kill(const std::string& container_id) override;
@@ -66,8 +79,11 @@ class LocalContainerLauncher final : public ContainerLauncher {
   struct Running {
     pid_t pid = 0;
     int64_t kill_at_ms = 0;  // when a stop escalates to SIGKILL; 0: not stopping
+    CgroupGroup group;       // the task's cgroup, if confined
   };
+  void KillContainer(const Running& container);
   ProcessLauncher& processes_;
+  CgroupGroup attempt_group_;
   std::map<std::string, Running> running_;
 };
 

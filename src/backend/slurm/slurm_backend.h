@@ -40,7 +40,7 @@
 namespace shoal {
 
 struct SlurmOptions {
-  std::string server_id;                    // names the jobs: shoal-<server id>-job-N-A (SlurmServerId)
+  std::string server_id;                    // names the jobs: shoal-<server id>-job-N-A (ServerId)
   std::string partition;                    // empty: the cluster's default partition
   std::vector<std::string> sbatch_options;  // more #SBATCH options from the administrator
   int kill_grace_ms = 5000;
@@ -68,6 +68,9 @@ class SlurmBackend final : public ClusterBackend {
   AttemptNote Note(const AttemptHandle& handle) override;
   // Refuses MPI jobs (not supported on Slurm yet) and jobs with more roles than usable nodes.
   Status Accepts(const JobSpec& spec) const override;
+  TaskLimitsNote TaskLimits() const override {
+    return {true, "held by Slurm: its task/cgroup plugin, where the cluster configures it (docs/slurm.md)"};
+  }
 
  private:
   struct Watched {

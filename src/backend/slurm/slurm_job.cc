@@ -5,8 +5,6 @@
 #include <cstring>
 #include <sstream>
 
-#include "common/secret.h"
-
 namespace shoal {
 namespace {
 
@@ -20,10 +18,6 @@ std::string ShellQuote(const std::string& word) {
 bool IsDigits(const std::string& s) { return !s.empty() && s.find_first_not_of("0123456789") == std::string::npos; }
 
 }  // namespace
-
-std::string SlurmServerId(const std::string& host_name, const std::string& home) {
-  return HmacSha256Hex("shoal server id", host_name + ":" + home).substr(0, 8);
-}
 
 std::string SlurmJobName(const std::string& server_id, const std::string& job_id, int attempt) {
   return "shoal-" + (server_id.empty() ? "" : server_id + "-") + job_id + "-" + std::to_string(attempt);

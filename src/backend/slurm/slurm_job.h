@@ -39,7 +39,6 @@ struct BatchJob {
 // Every Slurm job of a Shoal server is named shoal-<server id>-<job id>-<attempt>: unique
 // across the servers (homes, machines) that share a cluster. The id is the first 8 hex
 // digits of a hash of the server's host name and home; it stays the same across restarts.
-std::string SlurmServerId(const std::string& host_name, const std::string& home);
 std::string SlurmJobName(const std::string& server_id, const std::string& job_id, int attempt);
 // --comment for an attempt's batch job, so that an administrator's squeue or sacct tells
 // whose it is: "shoal:user=ann,job=job-4,attempt=1,server=http://10.0.0.1:8080". Characters

@@ -9,6 +9,7 @@
 #include "backend/slurm/slurm_job.h"
 #include "backend/slurm/slurm_launcher.h"
 #include "backend/slurm/slurm_state.h"
+#include "common/paths.h"
 #include "common/files.h"
 
 namespace shoal {
@@ -91,11 +92,11 @@ TEST(SlurmJob, ScriptQuotesWhatTheShellWouldExpand) {
 }
 
 TEST(SlurmJob, EachServersJobsHaveNamesOfTheirOwnAndSayWhoseTheyAre) {
-  std::string here = SlurmServerId("login1", "/home/ann/.shoal");
+  std::string here = ServerId("login1", "/home/ann/.shoal");
   EXPECT_EQ(here.size(), 8u);
-  EXPECT_EQ(here, SlurmServerId("login1", "/home/ann/.shoal")) << "the same across restarts";
-  EXPECT_NE(here, SlurmServerId("login1", "/home/bob/.shoal")) << "another home";
-  EXPECT_NE(here, SlurmServerId("login2", "/home/ann/.shoal")) << "another machine";
+  EXPECT_EQ(here, ServerId("login1", "/home/ann/.shoal")) << "the same across restarts";
+  EXPECT_NE(here, ServerId("login1", "/home/bob/.shoal")) << "another home";
+  EXPECT_NE(here, ServerId("login2", "/home/ann/.shoal")) << "another machine";
   EXPECT_EQ(SlurmJobName(here, "job-4", 2), "shoal-" + here + "-job-4-2");
   EXPECT_EQ(SlurmComment("ann", "job-4", 2, "http://10.0.0.1:8080"),
             "shoal:user=ann,job=job-4,attempt=2,server=http://10.0.0.1:8080");

@@ -1,0 +1,65 @@
+// Creating, limiting, reading, killing and removing control groups, in either layout.
+//
+// Contract:
+//  - CreateGroup makes the group's directory in every hierarchy and writes its limits:
+//      memory: v2 memory.max and memory.swap.max = 0; v1 memory.limit_in_bytes and, where
+//              swap is accounted, memory.memsw.limit_in_bytes equal to it (no swap beyond);
+//      CPU:    v2 cpu.max "QUOTA 100000"; v1 cpu.cfs_period_us 100000, cpu.cfs_quota_us;
+//              the quota is cpus x the period, at least 1 ms; no quota for 0 CPUs;
+//      pids:   pids.max.
+//    A zero memory or pids limit leaves that resource unlimited. With `parent_of_groups`
+//    (v2 only) it enables the limited controllers for its children (cgroup.subtree_control),
+//    which the kernel allows only while the group itself holds no process.
+//  - ProcsFiles lists the cgroup.procs file of each hierarchy: a process writes "0" into
+//    each to join the group (before it execs; see SpawnOptions::join_cgroups).
+//  - KillGroup ends every process in the group and in every group below it, double-forked
+//    daemons included: v2 through cgroup.kill where the kernel has it; otherwise the
+//    group is frozen (v2 cgroup.freeze, v1 freezer.state), each process gets SIGKILL,
+//    and it thaws; repeated until no process is left or `timeout_ms` passed. It returns
+//    how many processes it signalled (0 when cgroup.kill did the work).
+//  - RemoveGroup removes the group and those below it, deepest first, in every hierarchy;
+//    a directory that is already gone is not an error.
+//  - ReadUsage reads what the kernel accounts: memory now and at its peak (v2's
+//    memory.peak needs Linux 5.19; absent, the peak is the use now), the
+//    limit, CPU time, and how many processes the kernel's OOM killer ended in the group.
+// Thread-safety: stateless functions; the kernel serialises concurrent writers.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "isolation/cgroup_group.h"
+
+namespace shoal {
+
+struct CgroupLimits {
+  int64_t memory_bytes = 0;  // 0: unlimited
+  double cpus = 0;           // 0: no quota
+  int64_t pids = 0;          // 0: unlimited
+};
+
+struct CgroupUsage {
+  int64_t memory_bytes = 0;       // now, page cache that can be reclaimed left out
+  int64_t memory_peak_bytes = 0;  // the most it held (v1 max_usage_in_bytes, v2 memory.peak)
+  int64_t memory_limit_bytes = 0; // 0: unlimited
+  int64_t cpu_usage_ns = 0;       // CPU time of every process in the group, ended ones included
+  int64_t oom_kills = 0;          // processes the kernel's OOM killer ended here
+};
+
+inline constexpr int64_t kCpuPeriodMicros = 100'000;
+
+Status CreateGroup(const CgroupGroup& group, const CgroupLimits& limits, bool parent_of_groups = false);
+// v2: enables the limited controllers for the group's children; v1: nothing to do.
+Status DelegateControllers(const CgroupGroup& group);
+std::vector<std::string> ProcsFiles(const CgroupGroup& group);
+// Every pid in the group and the groups below it.
+std::vector<pid_t> ProcessesIn(const CgroupGroup& group);
+int KillGroup(const CgroupGroup& group, int timeout_ms = 2000);
+void RemoveGroup(const CgroupGroup& group);
+CgroupUsage ReadUsage(const CgroupGroup& group);
+
+}  // namespace shoal

@@ -1,0 +1,187 @@
+#include "isolation/cgroup_control.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <thread>
+
+#include "common/process.h"
+#include "isolation/fake_root.h"
+
+namespace shoal {
+namespace {
+
+// The kernel makes a group only below one that exists: the hierarchies' roots are there.
+class FakeV2 : public FakeRoot {
+ protected:
+  void SetUp() override {
+    FakeRoot::SetUp();
+    Write("/sys/fs/cgroup/cgroup.controllers", "cpu memory pids\n");
+  }
+  CgroupGroup Group(const std::string& relative) {
+    std::string dir = root_ + "/sys/fs/cgroup/" + relative;
+    return CgroupGroup{2, {{"memory", dir}, {"cpu", dir}, {"pids", dir}}};
+  }
+};
+
+class FakeV1 : public FakeRoot {
+ protected:
+  void SetUp() override {
+    FakeRoot::SetUp();
+    for (const char* c : {"memory", "cpu", "cpuacct", "pids", "freezer"}) {
+      Write(std::string("/sys/fs/cgroup/") + c + "/cgroup.procs", "");
+    }
+  }
+  CgroupGroup Group(const std::string& relative) {
+    CgroupGroup group{1, {}};
+    for (const char* c : {"memory", "cpu", "cpuacct", "pids", "freezer"}) {
+      group.dirs[c] = root_ + "/sys/fs/cgroup/" + c + "/" + relative;
+    }
+    return group;
+  }
+};
+
+TEST_F(FakeV2, LimitsAreWrittenToTheUnifiedFiles) {
+  Write("/sys/fs/cgroup/job/task/memory.swap.max", "max\n");  // the kernel has swap accounting
+  ASSERT_TRUE(CreateGroup(Group("job"), {}, /*parent_of_groups=*/true).ok());
+  ASSERT_TRUE(CreateGroup(Group("job/task"), CgroupLimits{2LL << 30, 1.5, 4096}).ok());
+  EXPECT_EQ(Read("/sys/fs/cgroup/job/cgroup.subtree_control"), "+memory +cpu +pids");
+  EXPECT_EQ(Read("/sys/fs/cgroup/job/task/memory.max"), "2147483648");
+  EXPECT_EQ(Read("/sys/fs/cgroup/job/task/memory.swap.max"), "0") << "no swap beyond the limit";
+  EXPECT_EQ(Read("/sys/fs/cgroup/job/task/cpu.max"), "150000 100000");
+  EXPECT_EQ(Read("/sys/fs/cgroup/job/task/pids.max"), "4096");
+  EXPECT_EQ(Read("/sys/fs/cgroup/job/memory.max"), "(missing)") << "a group without limits writes none";
+  EXPECT_EQ(ProcsFiles(Group("job/task")), std::vector<std::string>{root_ + "/sys/fs/cgroup/job/task/cgroup.procs"});
+}
+
+TEST_F(FakeV2, ATinyCpuShareStillGetsAMillisecondQuota) {
+  ASSERT_TRUE(CreateGroup(Group("t"), CgroupLimits{0, 0.001, 0}).ok());
+  EXPECT_EQ(Read("/sys/fs/cgroup/t/cpu.max"), "1000 100000");
+  EXPECT_EQ(Read("/sys/fs/cgroup/t/memory.max"), "(missing)") << "0 bytes means no limit";
+  EXPECT_EQ(Read("/sys/fs/cgroup/t/pids.max"), "(missing)");
+}
+
+TEST_F(FakeV1, LimitsAreWrittenToEachHierarchy) {
+  ASSERT_TRUE(CreateGroup(Group("job"), {}).ok());
+  Write("/sys/fs/cgroup/memory/job/task/memory.memsw.limit_in_bytes", "9223372036854771712\n");
+  ASSERT_TRUE(CreateGroup(Group("job/task"), CgroupLimits{256LL << 20, 2, 512}).ok());
+  EXPECT_EQ(Read("/sys/fs/cgroup/memory/job/task/memory.limit_in_bytes"), "268435456");
+  EXPECT_EQ(Read("/sys/fs/cgroup/memory/job/task/memory.memsw.limit_in_bytes"), "268435456");
+  EXPECT_EQ(Read("/sys/fs/cgroup/cpu/job/task/cpu.cfs_period_us"), "100000");
+  EXPECT_EQ(Read("/sys/fs/cgroup/cpu/job/task/cpu.cfs_quota_us"), "200000");
+  EXPECT_EQ(Read("/sys/fs/cgroup/pids/job/task/pids.max"), "512");
+  EXPECT_EQ(ProcsFiles(Group("job/task")).size(), 5u) << "a task joins every hierarchy";
+  EXPECT_TRUE(DelegateControllers(Group("job")).ok());
+  EXPECT_EQ(Read("/sys/fs/cgroup/memory/job/cgroup.subtree_control"), "(missing)") << "v1 has no subtree_control";
+}
+
+TEST_F(FakeV1, WithoutSwapAccountingOnlyTheMemoryLimitIsWritten) {
+  ASSERT_TRUE(CreateGroup(Group("t"), CgroupLimits{1 << 20, 0, 0}).ok());
+  EXPECT_EQ(Read("/sys/fs/cgroup/memory/t/memory.limit_in_bytes"), "1048576");
+  EXPECT_EQ(Read("/sys/fs/cgroup/memory/t/memory.memsw.limit_in_bytes"), "(missing)");
+  EXPECT_EQ(Read("/sys/fs/cgroup/cpu/t/cpu.cfs_quota_us"), "(missing)");
+}
+
+TEST_F(FakeV1, UsageIsReadFromTheKernelsAccounting) {
+  Write("/sys/fs/cgroup/memory/t/memory.usage_in_bytes", "3000000\n");
+  Write("/sys/fs/cgroup/memory/t/memory.stat", "cache 5\nrss 7\ntotal_inactive_file 1000000\n");
+  Write("/sys/fs/cgroup/memory/t/memory.max_usage_in_bytes", "5000000\n");
+  Write("/sys/fs/cgroup/memory/t/memory.limit_in_bytes", "9223372036854771712\n");
+  Write("/sys/fs/cgroup/memory/t/memory.oom_control", "oom_kill_disable 0\nunder_oom 0\noom_kill 2\n");
+  Write("/sys/fs/cgroup/cpuacct/t/cpuacct.usage", "123456789\n");
+  CgroupUsage usage = ReadUsage(Group("t"));
+  EXPECT_EQ(usage.memory_bytes, 2000000) << "reclaimable page cache is not the task's";
+  EXPECT_EQ(usage.memory_peak_bytes, 5000000);
+  EXPECT_EQ(usage.memory_limit_bytes, 0) << "v1's huge number means unlimited";
+  EXPECT_EQ(usage.oom_kills, 2);
+  EXPECT_EQ(usage.cpu_usage_ns, 123456789);
+}
+
+TEST_F(FakeV2, UsageIsReadFromTheKernelsAccounting) {
+  Write("/sys/fs/cgroup/t/memory.current", "4096000\n");
+  Write("/sys/fs/cgroup/t/memory.stat", "anon 1\ninactive_file 96000\n");
+  Write("/sys/fs/cgroup/t/memory.max", "max\n");
+  Write("/sys/fs/cgroup/t/memory.events", "low 0\nhigh 0\nmax 3\noom 1\noom_kill 1\noom_group_kill 0\n");
+  Write("/sys/fs/cgroup/t/cpu.stat", "usage_usec 2500\nuser_usec 2000\n");
+  CgroupUsage usage = ReadUsage(Group("t"));
+  EXPECT_EQ(usage.memory_bytes, 4000000);
+  EXPECT_EQ(usage.memory_peak_bytes, 4096000) << "without memory.peak (before Linux 5.19), the use now";
+  EXPECT_EQ(usage.memory_limit_bytes, 0);
+  EXPECT_EQ(usage.oom_kills, 1);
+  EXPECT_EQ(usage.cpu_usage_ns, 2'500'000);
+  Write("/sys/fs/cgroup/t/memory.peak", "8000000\n");
+  Write("/sys/fs/cgroup/t/memory.max", "8388608\n");
+  usage = ReadUsage(Group("t"));
+  EXPECT_EQ(usage.memory_peak_bytes, 8000000);
+  EXPECT_EQ(usage.memory_limit_bytes, 8388608);
+}
+
+TEST_F(FakeV2, ProcessesAreListedFromTheGroupAndEveryGroupBelow) {
+  Write("/sys/fs/cgroup/a/cgroup.procs", "");
+  Write("/sys/fs/cgroup/a/am/cgroup.procs", "11\n");
+  Write("/sys/fs/cgroup/a/worker-0/cgroup.procs", "12\n13\n");
+  std::vector<pid_t> pids = ProcessesIn(Group("a"));
+  std::sort(pids.begin(), pids.end());
+  EXPECT_EQ(pids, (std::vector<pid_t>{11, 12, 13}));
+}
+
+// The kernel's own groups, where this host lets the test make one: the limits hold.
+class RealCgroup : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto own = FindOwnCgroups();
+    if (!own.ok() || geteuid() != 0) GTEST_SKIP() << "no cgroups to create here";
+    group_ = own->Child("shoal-test-" + std::to_string(getpid()));
+    if (Status s = CreateGroup(group_, CgroupLimits{64LL << 20, 1, 64}); !s.ok()) GTEST_SKIP() << s.ToString();
+  }
+  void TearDown() override {
+    if (group_.empty()) return;
+    KillGroup(group_);
+    RemoveGroup(group_);
+    for (const std::string& dir : group_.Directories()) EXPECT_NE(access(dir.c_str(), F_OK), 0) << dir << " is left";
+  }
+  pid_t Start(const std::string& script) {
+    auto pid = RealProcessLauncher::Instance().Spawn(
+        {.argv = {"/bin/sh", "-c", script}, .env = {{"PATH", "/usr/bin:/bin"}}, .join_cgroups = ProcsFiles(group_)});
+    EXPECT_TRUE(pid.ok()) << pid.status().ToString();
+    return pid.ok() ? *pid : 0;
+  }
+  CgroupGroup group_;
+};
+
+TEST_F(RealCgroup, AProcessOverTheMemoryLimitIsKilledAndCounted) {
+  pid_t shell = Start("/usr/bin/python3 -c 'x = b\"x\" * (200 << 20)'; exit 0");  // 200 MiB against 64
+  RealProcessLauncher::Instance().Wait(shell);
+  CgroupUsage usage = ReadUsage(group_);
+  EXPECT_GE(usage.oom_kills, 1);
+  EXPECT_EQ(usage.memory_limit_bytes, 64LL << 20);
+  EXPECT_GE(usage.memory_peak_bytes, 60LL << 20) << "the peak reached the limit";
+  EXPECT_GT(usage.cpu_usage_ns, 0);
+}
+
+TEST_F(RealCgroup, KillEndsDaemonsThatLeftTheirSession) {
+  pid_t shell = Start("setsid sleep 301 & setsid sh -c 'sleep 302 & wait' & exit 0");
+  RealProcessLauncher::Instance().Wait(shell);
+  for (int i = 0; i < 200 && ProcessesIn(group_).size() < 3; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  std::vector<pid_t> daemons = ProcessesIn(group_);
+  ASSERT_EQ(daemons.size(), 3u) << "two sleeps and a shell outlived the program";
+  EXPECT_GE(KillGroup(group_) + (group_.version == 2 ? 3 : 0), 3);
+  EXPECT_TRUE(ProcessesIn(group_).empty());
+  for (pid_t pid : daemons) EXPECT_FALSE(ProcessRunning(pid)) << pid;
+}
+
+TEST_F(RealCgroup, TooManyProcessesAreRefusedByThePidsLimit) {
+  pid_t shell = Start("i=0; while [ $i -lt 100 ]; do sleep 30 & i=$((i+1)); done 2>/dev/null; wait");
+  for (int i = 0; i < 400 && ProcessesIn(group_).size() < 32; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the rest are refused meanwhile
+  size_t held = ProcessesIn(group_).size();
+  EXPECT_LE(held, 64u) << "pids.max is 64";
+  EXPECT_GE(held, 32u) << "the shell started sleeps until the limit refused more";
+  KillGroup(group_);
+  RealProcessLauncher::Instance().Wait(shell);
+}
+
+}  // namespace
+}  // namespace shoal

@@ -1,0 +1,136 @@
+"""Tasks confined on the local cluster (docs/isolation.md): each task runs in a cgroup of
+its own, limited to its role's memory (agent included), CPUs and a process count; a task
+over its memory is killed by the kernel and says so; a kill ends everything in the
+attempt's cgroup, daemons that left their session with an empty environment included."""
+import json
+import os
+import re
+import signal
+import urllib.request
+
+import pytest
+
+from conftest import cmdline, processes_with_command, wait_for, write_spec
+
+# What a task reads of its own cgroup: the limits the kernel holds it to, whichever layout.
+PROBE = r'''
+import json, os
+dirs = {}
+for line in open("/proc/self/cgroup"):
+    _, controllers, path = line.rstrip("\n").split(":", 2)
+    for c in (controllers or "unified").split(","):
+        dirs[c] = path
+def read(path):
+    try:
+        return open(path).read().split()
+    except OSError:
+        return None
+if "memory" in dirs:  # v1: a hierarchy per controller
+    base = "/sys/fs/cgroup"
+    found = {"memory": read(f"{base}/memory{dirs['memory']}/memory.limit_in_bytes"),
+             "cpu": read(f"{base}/cpu{dirs['cpu']}/cpu.cfs_quota_us"),
+             "pids": read(f"{base}/pids{dirs['pids']}/pids.max"),
+             "path": dirs["memory"]}
+else:
+    here = "/sys/fs/cgroup" + dirs["unified"]
+    found = {"memory": read(here + "/memory.max"), "cpu": read(here + "/cpu.max")[:1],
+             "pids": read(here + "/pids.max"), "path": dirs["unified"]}
+print("LIMITS " + json.dumps(found), flush=True)
+'''
+
+
+def running(pid):
+    """Whether a process exists and has not ended (a zombie waiting for init has)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def cluster(shoal):
+    url = json.loads((shoal.home / "server.json").read_text())["url"]
+    with urllib.request.urlopen(url + "/api/v1/cluster", timeout=10) as reply:
+        return json.loads(reply.read())
+
+
+@pytest.fixture
+def confined(shoal):
+    shoal.start_server()
+    limits = cluster(shoal)["task_limits"]
+    if not limits["enforced"]:
+        pytest.skip("this host gives Shoal no cgroups: " + limits["detail"])
+    return shoal
+
+
+def test_each_task_is_held_to_its_roles_memory_cpus_and_a_process_count(confined, tmp_path):
+    (tmp_path / "probe.py").write_text(PROBE)
+    spec = write_spec(tmp_path, f"""
+name: probe
+roles:
+  worker: {{instances: 2, cpus: 0.5, memory: 96M, command: /usr/bin/python3 {tmp_path}/probe.py}}
+""")
+    result, job_id = confined.run_job(spec, check=0)
+    seen = []
+    for index in (0, 1):
+        line = re.search(r"^LIMITS (.*)$", confined.logs(job_id, index=index), re.M)
+        assert line, confined.log_tails()
+        limits = json.loads(line.group(1))
+        assert limits["memory"] == [str(96 << 20)], limits
+        assert limits["cpu"] == ["50000"], limits
+        assert limits["pids"] == ["16384"], limits
+        assert limits["path"].endswith(f"/{job_id}.1/worker-{index}"), limits
+        seen.append(limits["path"])
+    assert seen[0] != seen[1], "each task has a group of its own"
+    assert "limits:" not in confined.run("status", job_id, check=0).stdout, "enforced: no warning"
+
+
+def test_a_task_over_its_memory_is_killed_and_the_job_says_so(confined, tmp_path):
+    spec = write_spec(tmp_path, """
+name: greedy
+roles:
+  worker: {cpus: 0.5, memory: 64M, command: "/usr/bin/python3 -c 'x = bytearray(b\\"x\\") * (300 << 20); print(len(x))'"}
+""")
+    result, job_id = confined.run_job(spec, check=1)
+    status = confined.status(job_id)
+    assert status["state"] == "FAILED", status
+    sentence = re.compile(r"worker\[0\] used more than its 64M of memory \(peak [0-9.]+M\) and was killed by the "
+                          r"kernel; raise roles\.worker\.memory")
+    task = status["attempts"][-1]["tasks"][0]
+    assert sentence.search(task["message"]), task
+    assert sentence.search(status["message"]), status["message"]
+    assert sentence.search(confined.run("status", job_id, check=0).stdout)
+
+
+def test_a_daemon_with_an_empty_environment_ends_when_its_container_is_killed(confined, tmp_path):
+    # The daemon carries no marker Shoal could sweep for, and the container that would end
+    # it as its subreaper is killed first: only the attempt's cgroup still holds it.
+    spec = write_spec(tmp_path, """
+name: daemon
+roles:
+  worker: {cpus: 0.25, memory: 64M, command: "setsid env -i sleep 3017 & sleep 300"}
+""")
+    job_id = confined.submit(spec)
+    daemon = wait_for(lambda: processes_with_command("sleep 3017"), 30, what="the daemon")
+    agent = wait_for(lambda: [p for p in confined.job_processes(job_id) if cmdline(p)[1:2] == [b"container"]], 10,
+                     what="the container agent")
+    os.kill(agent[0], signal.SIGKILL)
+    status = confined.wait_state(job_id, ("FAILED", "KILLED", "SUCCEEDED"), 60)
+    assert status["state"] == "FAILED", status
+    wait_for(lambda: not processes_with_command("sleep 3017"), 10, what="the daemon to end with its attempt")
+    assert not any(running(pid) for pid in daemon)
+
+
+def test_the_attempts_cgroups_are_removed_when_it_ends(confined, tmp_path):
+    (tmp_path / "probe.py").write_text(PROBE)
+    spec = write_spec(tmp_path, f"""
+name: tidy
+roles:
+  worker: {{cpus: 0.25, memory: 64M, command: /usr/bin/python3 {tmp_path}/probe.py}}
+""")
+    result, job_id = confined.run_job(spec, check=0)
+    path = json.loads(re.search(r"^LIMITS (.*)$", confined.logs(job_id), re.M).group(1))["path"]
+    attempt_dir = path.rsplit("/", 1)[0]
+    roots = ["/sys/fs/cgroup/memory", "/sys/fs/cgroup/pids", "/sys/fs/cgroup"]
+    wait_for(lambda: not any(os.path.isdir(root + attempt_dir) and os.path.exists(root + attempt_dir + "/cgroup.procs")
+                             for root in roots), 15, what=f"{attempt_dir} to be removed")
