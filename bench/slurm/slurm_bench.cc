@@ -10,6 +10,7 @@
 // task's program start as its container reported it. Plain: `sbatch --wait` of a script
 // with the same resources whose `srun --ntasks=4` writes each task's start time. Both
 // count from just before the submit call. Reported are medians and the ratio.
+#include <CLI/CLI.hpp>
 #include <signal.h>
 #include <unistd.h>
 
@@ -65,11 +66,15 @@ int Main(int argc, char** argv) {
   std::string shoal = "build/shoal";
   std::string host = "10.253.0.1";
   int repeats = 5;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    std::string flag = argv[i];
-    if (flag == "--shoal") shoal = argv[i + 1];
-    else if (flag == "--host") host = argv[i + 1];
-    else if (flag == "--repeats") repeats = std::max(1, std::atoi(argv[i + 1]));
+  CLI::App app{"Submit -> all 4 tasks running on Slurm: a Shoal job against a plain sbatch of the same tasks, "
+               "median of several runs and their ratio. Needs a Slurm cluster (scripts/slurm-up.sh)."};
+  app.add_option("--shoal", shoal, "the shoal binary")->capture_default_str();
+  app.add_option("--host", host, "the address Shoal's server listens on, which the nodes reach")->capture_default_str();
+  app.add_option("--repeats", repeats, "how many runs of each")->check(CLI::Range(1, 1000))->capture_default_str();
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
   }
   auto started = BenchServer::Start("bench-slurm", shoal, {"--cluster", "slurm", "--host", host});
   if (!started.ok()) {

@@ -43,6 +43,15 @@ struct TaskLimitsNote {
   std::string detail;  // how they are held, or why they are not and the fix
 };
 
+// One machine of the cluster, as GET /api/v1/cluster lists it.
+struct ClusterNode {
+  std::string name;
+  std::string state;   // "up" (local); Slurm's: idle, mixed, allocated, down, drained+..., each lower case
+  std::string reason;  // why a node is down or drained, as the cluster says it ("" when none)
+  Resources capacity;
+  std::optional<Resources> allocated;  // what jobs hold there; none: the server's own admission is the answer
+};
+
 struct AttemptHandle {
   std::string backend_id;  // a pid for local, a Slurm job id for slurm
 };
@@ -72,6 +81,9 @@ class ClusterBackend {
   // user's to fix (InvalidArgument) and refuses the job at submit.
   virtual Status Accepts(const JobSpec&) const { return Status::Ok(); }
   virtual TaskLimitsNote TaskLimits() const = 0;
+  // Every node, with its state; may ask the cluster (a Slurm backend reads sinfo at most
+  // every few seconds). Safe from any thread.
+  virtual std::vector<ClusterNode> Nodes() = 0;
   // Called (from any thread) when an attempt may have ended, so the owner polls at once
   // instead of at its next tick. Set once, before the first StartAttempt.
   virtual void SetChangeCallback(std::function<void()>) {}

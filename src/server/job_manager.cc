@@ -302,9 +302,31 @@ Result<Json> JobManager::List(const JobFilter& filter) {
   return protocol::Encode(list);
 }
 
+namespace {
+
+// The nodes for the API; where the cluster does not say what is allocated (one local
+// machine), it is what admission has handed out.
+template <typename ToJson>
+Json NodesJson(const std::vector<ClusterNode>& nodes, const Resources& total, const Resources& free, ToJson resources) {
+  Json out = Json::array();
+  for (const ClusterNode& node : nodes) {
+    Resources allocated = node.allocated.value_or(Resources{total.cpus - free.cpus, total.memory_bytes - free.memory_bytes,
+                                                            total.gpus - free.gpus});
+    out.push_back(Json{{"name", node.name},
+                       {"state", node.state},
+                       {"reason", node.reason},
+                       {"capacity", resources(node.capacity)},
+                       {"allocated", resources(allocated)}});
+  }
+  return out;
+}
+
+}  // namespace
+
 Json JobManager::ClusterInfo() {
   ClusterCapacity capacity = backend_.Capacity();
   TaskLimitsNote limits = backend_.TaskLimits();
+  std::vector<ClusterNode> nodes = backend_.Nodes();  // outside mutex_: it may ask the cluster
   auto resources = [](const Resources& r) {
     return Json{{"cpus", r.cpus}, {"memory_bytes", r.memory_bytes}, {"gpus", r.gpus}};
   };
@@ -315,7 +337,8 @@ Json JobManager::ClusterInfo() {
               {"free", resources(free_)},
               {"queued", queue_.size()},
               {"running", handles_.size()},
-              {"task_limits", Json{{"enforced", limits.enforced}, {"detail", limits.detail}}}};
+              {"task_limits", Json{{"enforced", limits.enforced}, {"detail", limits.detail}}},
+              {"nodes", NodesJson(nodes, capacity.total, free_, resources)}};
 }
 
 Result<Json> JobManager::AttemptForAm(const std::string& id, int attempt) {

@@ -74,6 +74,21 @@ TEST_F(JobManagerTest, ASlowBackendStallsNeitherTheApiNorTheAms) {
   EXPECT_TRUE(answered) << "an API call waited for the backend";
 }
 
+TEST_F(JobManagerTest, TheClusterViewListsEachNodeWithWhatIsAllocatedAndWhetherLimitsHold) {
+  std::string id = manager_->Submit(Spec("holder", 1, 1.5)).value();
+  ASSERT_TRUE(Eventually([&] { return State(id) == "RUNNING"; }));
+  Json cluster = manager_->ClusterInfo();
+  ASSERT_EQ(cluster["nodes"].size(), 1u) << cluster.dump();
+  const Json& node = cluster["nodes"][0];
+  EXPECT_EQ(node["name"], "fake");
+  EXPECT_EQ(node["state"], "up");
+  EXPECT_EQ(node["allocated"]["cpus"], 1.5) << "admission's bookkeeping, where the backend has none";
+  EXPECT_EQ(node["capacity"]["cpus"], cluster["total"]["cpus"]);
+  EXPECT_EQ(cluster["task_limits"]["enforced"], false);
+  EXPECT_EQ(cluster["task_limits"]["detail"], "the fake backend runs no processes");
+  EXPECT_EQ(manager_->Get(id, 0, 0).value()["limits_not_enforced"], "the fake backend runs no processes");
+}
+
 TEST(JobManagerSteps, TestsStepTheSchedulerThemselves) {
   // No scheduler thread: every pass is the test's, on a fake clock, so nothing races it.
   const std::string db = "/tmp/shoal-steps-test-" + std::to_string(getpid()) + ".db";

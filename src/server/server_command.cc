@@ -189,8 +189,7 @@ int ServerCommand(int argc, char** argv) {
     char host_name[256] = {};
     (void)gethostname(host_name, sizeof host_name - 1);
     TaskIsolation isolation = PrepareTaskIsolation("shoal-" + ServerId(host_name, home));
-    if (!isolation.enforced()) std::fprintf(stderr, "shoal server: %s\n", isolation.Describe().c_str());
-    LogInfo(isolation.Describe());
+    LogInfo(isolation.Describe());  // once, at start; the API and every job's status repeat it when not enforced
     backend = std::make_unique<LocalBackend>(capacity, SelfExecutable(), RealProcessLauncher::Instance(),
                                              std::move(isolation));
   }

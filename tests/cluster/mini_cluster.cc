@@ -142,6 +142,7 @@ class MiniBackend final : public ClusterBackend {
   }
   std::string name() const override { return "local"; }
   TaskLimitsNote TaskLimits() const override { return {false, "the mini cluster's tasks are threads"}; }
+  std::vector<ClusterNode> Nodes() override { return {ClusterNode{"mini", "up", "", Capacity().total, std::nullopt}}; }
   ClusterCapacity Capacity() const override { return ClusterCapacity{{4, 8LL << 30, 0}, {4, 8LL << 30, 0}}; }
   Result<AttemptHandle> StartAttempt(const AttemptLaunch& launch) override {
     RETURN_IF_ERROR(MakeDirectories(launch.attempt_dir));

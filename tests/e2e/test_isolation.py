@@ -4,13 +4,15 @@ over its memory is killed by the kernel and says so; a kill ends everything in t
 attempt's cgroup, daemons that left their session with an empty environment included."""
 import json
 import os
+import shutil
+import subprocess
 import re
 import signal
 import urllib.request
 
 import pytest
 
-from conftest import cmdline, processes_with_command, wait_for, write_spec
+from conftest import SHOAL, cmdline, processes_with_command, wait_for, write_spec
 
 # What a task reads of its own cgroup: the limits the kernel holds it to, whichever layout.
 PROBE = r'''
@@ -134,3 +136,27 @@ roles:
     roots = ["/sys/fs/cgroup/memory", "/sys/fs/cgroup/pids", "/sys/fs/cgroup"]
     wait_for(lambda: not any(os.path.isdir(root + attempt_dir) and os.path.exists(root + attempt_dir + "/cgroup.procs")
                              for root in roots), 15, what=f"{attempt_dir} to be removed")
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv"), reason="needs root to become another user")
+def test_a_server_that_cannot_make_cgroups_says_limits_are_not_enforced(shoal, tmp_path):
+    # An ordinary user with nothing delegated: the server runs tasks unlimited, and says so.
+    os.chmod(tmp_path, 0o755)
+    shutil.chown(shoal.home, "nobody", "nogroup")
+    log = open(shoal.home / "server.out", "ab")
+    shoal.server = subprocess.Popen(
+        ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", SHOAL, "server", "--home", str(shoal.home),
+         "--port", "0"], env=dict(shoal.env, HOME=str(shoal.home)), stdout=log, stderr=log, start_new_session=True)
+    wait_for(lambda: (shoal.home / "server.json").exists(), 10, what="the server to start")
+    limits = cluster(shoal)["task_limits"]
+    assert limits["enforced"] is False, limits
+    assert re.fullmatch(r"task limits are not enforced: .*Permission denied; fix: run the server as root, or in a "
+                        r"cgroup delegated to its user \(systemd's Delegate=yes\)", limits["detail"]), limits
+    said = (shoal.home / "server.out").read_text()
+    assert said.count("task limits are not enforced") == 1, said
+    spec = write_spec(tmp_path, "name: free\nroles: {worker: {cpus: 0.1, memory: 16M, command: 'sleep 30'}}\n")
+    job_id = shoal.submit(spec)
+    shoal.wait_state(job_id, "RUNNING", 30)
+    assert "  limits: " + limits["detail"] in shoal.run("status", job_id, check=0).stdout
+    assert shoal.status(job_id)["limits_not_enforced"] == limits["detail"]
+    shoal.run("kill", job_id, check=0)

@@ -349,8 +349,10 @@ def test_a_server_beyond_loopback_needs_its_token_and_the_cli_and_ams_use_it(sho
     job_id = shoal.submit(spec)
     # While the tasks run, the tokens Shoal's own processes hold (the AM's, each agent's
     # SHOAL_TASK_TOKEN): none of their values may reach a task.
-    wait_for(lambda: all(t.get("pid") for t in (shoal.status(job_id)["attempts"] or [{"tasks": []}])[-1]["tasks"])
-             and len(shoal.status(job_id)["attempts"][-1]["tasks"]) == 2, 60, what="both tasks to start")
+    def started(status):  # one snapshot: both tasks of the latest attempt have their program's pid
+        tasks = status["attempts"][-1]["tasks"] if status["attempts"] else []
+        return len(tasks) == 2 and all(t.get("pid") for t in tasks)
+    wait_for(lambda: started(shoal.status(job_id)), 60, what="both tasks to start")
     held = {}
     for pid in shoal.job_processes(job_id):
         try:

@@ -19,6 +19,7 @@ class FakeBackend final : public ClusterBackend {
 
   std::string name() const override { return "fake"; }
   TaskLimitsNote TaskLimits() const override { return {false, "the fake backend runs no processes"}; }
+  std::vector<ClusterNode> Nodes() override { return {ClusterNode{"fake", "up", "", capacity_.total, std::nullopt}}; }
   ClusterCapacity Capacity() const override { return capacity_; }
   Result<AttemptHandle> StartAttempt(const AttemptLaunch& launch) override {
     std::lock_guard lock(mutex_);

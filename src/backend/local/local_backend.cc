@@ -152,6 +152,12 @@ void LocalContainerLauncher::SetChangeCallback(std::function<void()> changed) {
   watcher_ = std::make_unique<ChildWatcher>(std::move(changed));
 }
 
+std::vector<ClusterNode> LocalBackend::Nodes() {
+  char host[256] = {};
+  (void)gethostname(host, sizeof host - 1);
+  return {ClusterNode{host, "up", "", capacity_.total, std::nullopt}};
+}
+
 bool LocalBackend::AttemptAlive(const AttemptHandle& handle) const {
   return ProcessExists(PidOf(handle));
 }

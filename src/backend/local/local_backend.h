@@ -49,6 +49,7 @@ class LocalBackend final : public ClusterBackend {
   void CleanUpAttempt(const AttemptLaunch& launch) override;
   void SetChangeCallback(std::function<void()> changed) override;
   TaskLimitsNote TaskLimits() const override { return {isolation_.enforced(), isolation_.Describe()}; }
+  std::vector<ClusterNode> Nodes() override;  // this machine, "up"; its allocation is admission's
 
  private:
   ClusterCapacity capacity_;

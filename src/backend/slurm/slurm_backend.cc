@@ -24,7 +24,7 @@ SlurmBackend::SlurmBackend(SlurmCommands& commands, std::string shoal_executable
                            const Clock& clock)
     : commands_(commands), executable_(std::move(shoal_executable)), options_(std::move(options)), clock_(clock) {}
 
-Status SlurmBackend::Connect() {
+Result<std::vector<SlurmNode>> SlurmBackend::ReadNodes() {
   std::vector<std::string> argv{"sinfo", "--json"};
   if (!options_.partition.empty()) argv.push_back("--partition=" + options_.partition);
   ASSIGN_OR_RETURN(CommandOutput out, commands_.Run(argv));
@@ -38,6 +38,25 @@ Status SlurmBackend::Connect() {
     for (std::string name; lines >> name;) in_partition.insert(name);
     std::erase_if(nodes, [&](const SlurmNode& n) { return !in_partition.count(n.name); });
   }
+  std::set<std::string> seen;  // sinfo lists a node once per partition
+  std::erase_if(nodes, [&](const SlurmNode& n) { return !seen.insert(n.name).second; });
+  return nodes;
+}
+
+std::vector<ClusterNode> SlurmBackend::Nodes() {
+  std::lock_guard lock(nodes_mutex_);
+  if (nodes_read_ms_ == 0 || clock_.NowMillis() - nodes_read_ms_ >= kNodesMaxAgeMs) {
+    if (auto nodes = ReadNodes(); nodes.ok()) {
+      nodes_.clear();
+      for (const SlurmNode& n : *nodes) nodes_.push_back(ClusterNode{n.name, n.state, n.reason, n.resources, n.allocated});
+      nodes_read_ms_ = clock_.NowMillis();
+    }
+  }
+  return nodes_;
+}
+
+Status SlurmBackend::Connect() {
+  ASSIGN_OR_RETURN(std::vector<SlurmNode> nodes, ReadNodes());
   capacity_ = CapacityOf(nodes);
   usable_nodes_ = UsableNodeCount(nodes);
   if (capacity_.total.cpus <= 0) {

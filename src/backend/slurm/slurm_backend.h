@@ -68,6 +68,7 @@ class SlurmBackend final : public ClusterBackend {
   AttemptNote Note(const AttemptHandle& handle) override;
   // Refuses MPI jobs (not supported on Slurm yet) and jobs with more roles than usable nodes.
   Status Accepts(const JobSpec& spec) const override;
+  std::vector<ClusterNode> Nodes() override;  // sinfo's, at most kNodesMaxAgeMs old
   TaskLimitsNote TaskLimits() const override {
     return {true, "held by Slurm: its task/cgroup plugin, where the cluster configures it (docs/slurm.md)"};
   }
@@ -98,6 +99,11 @@ class SlurmBackend final : public ClusterBackend {
   std::string executable_;
   SlurmOptions options_;
   const Clock& clock_;
+  Result<std::vector<SlurmNode>> ReadNodes();  // sinfo --json, the partition's nodes, each once
+  static constexpr int64_t kNodesMaxAgeMs = 2000;
+  std::mutex nodes_mutex_;
+  std::vector<ClusterNode> nodes_;  // GUARDED_BY(nodes_mutex_)
+  int64_t nodes_read_ms_ = 0;       // GUARDED_BY(nodes_mutex_)
   ClusterCapacity capacity_;
   int usable_nodes_ = 0;
   std::mutex mutex_;

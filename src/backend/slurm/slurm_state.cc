@@ -253,6 +253,10 @@ Result<std::vector<SlurmNode>> ParseSinfoJson(const std::string& text) {
     node.resources.cpus = static_cast<double>(std::max<int64_t>(0, Number(entry, "cpus")));
     node.resources.memory_bytes = std::max<int64_t>(0, Number(entry, "real_memory")) << 20;
     node.resources.gpus = GpusInGres(Text(entry, "gres"));
+    node.reason = Text(entry, "reason");
+    node.allocated.cpus = static_cast<double>(std::max<int64_t>(0, Number(entry, "alloc_cpus")));
+    node.allocated.memory_bytes = std::max<int64_t>(0, Number(entry, "alloc_memory")) << 20;
+    node.allocated.gpus = GpusInGres(Text(entry, "gres_used"));
     nodes.push_back(node);
   }
   return nodes;

@@ -51,7 +51,9 @@ struct SlurmNode {
   std::string name;
   std::string address;
   std::string state;  // idle, mixed, allocated, down, drained ...
+  std::string reason; // why it is down or drained, as the administrator or Slurm set it
   Resources resources;
+  Resources allocated;  // what jobs (anyone's) hold there now
 };
 // sinfo --json.
 Result<std::vector<SlurmNode>> ParseSinfoJson(const std::string& text);

@@ -321,6 +321,20 @@ TEST(SlurmState, CapacityCountsUsableNodes) {
   EXPECT_EQ(UsableNodeCount(*nodes), 2);
 }
 
+TEST(SlurmState, NodesSayWhatIsAllocatedAndWhyTheyAreDown) {
+  auto nodes = ParseSinfoJson(R"json({"nodes": [
+      {"name": "node1", "state": "mixed", "cpus": 4, "real_memory": 4000, "gres": "gpu:2", "gres_used": "gpu:1(IDX:0)",
+       "alloc_cpus": 3, "alloc_memory": 1024, "reason": ""},
+      {"name": "node2", "state": "idle", "state_flags": ["DRAIN"], "cpus": 4, "real_memory": 4000,
+       "reason": "disk replaced", "alloc_cpus": 0}]})json");
+  ASSERT_TRUE(nodes.ok()) << nodes.status().ToString();
+  EXPECT_EQ((*nodes)[0].allocated.cpus, 3);
+  EXPECT_EQ((*nodes)[0].allocated.memory_bytes, 1024LL << 20);
+  EXPECT_EQ((*nodes)[0].allocated.gpus, 1);
+  EXPECT_EQ((*nodes)[1].state, "idle+drain");
+  EXPECT_EQ((*nodes)[1].reason, "disk replaced");
+}
+
 class SlurmBackendTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -361,6 +375,20 @@ TEST_F(SlurmBackendTest, CapacityComesFromSinfo) {
   };
   Status s = backend_.Connect();
   EXPECT_NE(s.message().find("Unable to contact slurm controller"), std::string::npos) << s.ToString();
+}
+
+TEST_F(SlurmBackendTest, NodesComeFromSinfoAtMostEveryTwoSeconds) {
+  std::vector<ClusterNode> nodes = backend_.Nodes();
+  ASSERT_EQ(nodes.size(), 2u);
+  EXPECT_EQ(nodes[0].name, "node1");
+  EXPECT_EQ(nodes[0].capacity.cpus, 4);
+  ASSERT_TRUE(nodes[0].allocated.has_value()) << "Slurm says what every job holds, not only Shoal's";
+  int asked = commands_.CountCalls("sinfo");
+  backend_.Nodes();
+  EXPECT_EQ(commands_.CountCalls("sinfo"), asked) << "a second look within 2 s is the first's";
+  clock_.Advance(2000);
+  backend_.Nodes();
+  EXPECT_EQ(commands_.CountCalls("sinfo"), asked + 1);
 }
 
 TEST_F(SlurmBackendTest, StartSubmitsTheScriptAndPollFollowsSqueue) {
