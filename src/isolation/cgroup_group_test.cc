@@ -45,6 +45,17 @@ TEST_F(FakeRoot, CoMountedControllersShareTheirDirectory) {
   EXPECT_EQ(group->Directories().size(), 3u) << "cpu,cpuacct is one directory";
 }
 
+TEST_F(FakeRoot, EscapedMountPointsAreReadAsTheKernelMeansThem) {
+  auto group = FindCgroups(
+      "1 0 0:1 / /cg/my\\040memory rw - cgroup cgroup rw,memory\n"
+      "2 0 0:2 / /cg/cpu\\9 rw - cgroup cgroup rw,cpu\n"
+      "3 0 0:3 / /cg/pids rw - cgroup cgroup rw,pids\n",
+      "3:memory:/a\n2:cpu:/\n1:pids:/\n", root_);
+  ASSERT_TRUE(group.ok()) << group.status().ToString();
+  EXPECT_EQ(group->Dir("memory"), root_ + "/cg/my memory/a");
+  EXPECT_EQ(group->Dir("cpu"), root_ + "/cg/cpu\\9") << "not an octal escape: kept as written";
+}
+
 TEST_F(FakeRoot, AMountOfPartOfTheHierarchyShowsOnlyWhatIsBelowItsRoot) {
   // In a container, the memory mount's root is the container's own group.
   const char* mounts = "1 0 0:1 /docker/abc /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory\n"

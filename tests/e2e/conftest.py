@@ -7,6 +7,7 @@ import re
 import signal
 import subprocess
 import time
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -84,6 +85,13 @@ class Shoal:
                                        env=self.env, stdout=log, stderr=log, start_new_session=True)
         wait_for(lambda: (self.home / "server.json").exists(), 10, what="the server to start")
         return self.server
+
+    def get_json(self, path):
+        """GET an API path of the running server, with its token."""
+        url = json.loads((self.home / "server.json").read_text())["url"]
+        request = urllib.request.Request(url + path, headers={"Authorization": "Bearer " + self.token()})
+        with urllib.request.urlopen(request, timeout=30) as reply:
+            return json.loads(reply.read())
 
     def token(self):
         """The server's token (<home>/token): calls that change state need it."""

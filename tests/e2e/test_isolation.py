@@ -6,13 +6,14 @@ import json
 import os
 import shutil
 import subprocess
+import tempfile
+from pathlib import Path
 import re
 import signal
-import urllib.request
 
 import pytest
 
-from conftest import SHOAL, cmdline, processes_with_command, wait_for, write_spec
+from conftest import SHOAL, Shoal, cmdline, processes_with_command, processes_with_env, wait_for, write_spec
 
 # What a task reads of its own cgroup: the limits the kernel holds it to, whichever layout.
 PROBE = r'''
@@ -50,16 +51,10 @@ def running(pid):
         return False
 
 
-def cluster(shoal):
-    url = json.loads((shoal.home / "server.json").read_text())["url"]
-    with urllib.request.urlopen(url + "/api/v1/cluster", timeout=10) as reply:
-        return json.loads(reply.read())
-
-
 @pytest.fixture
 def confined(shoal):
     shoal.start_server()
-    limits = cluster(shoal)["task_limits"]
+    limits = shoal.get_json("/api/v1/cluster")["task_limits"]
     if not limits["enforced"]:
         pytest.skip("this host gives Shoal no cgroups: " + limits["detail"])
     return shoal
@@ -138,23 +133,36 @@ roles:
                              for root in roots), 15, what=f"{attempt_dir} to be removed")
 
 
+@pytest.fixture
+def unprivileged(tmp_path):
+    """A server run by `nobody`, in a home of its own outside root's private temporary folders."""
+    home = Path(tempfile.mkdtemp(prefix="shoal-nobody-", dir="/tmp"))
+    shutil.chown(home, "nobody", "nogroup")
+    instance = Shoal(home)
+    log = open(tmp_path / "server.out", "ab")
+    instance.server = subprocess.Popen(
+        ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", SHOAL, "server", "--home", str(home),
+         "--port", "0"], env=dict(instance.env, HOME=str(home)), stdout=log, stderr=log, start_new_session=True)
+    wait_for(lambda: (home / "server.json").exists(), 10, what="the server to start")
+    yield instance, tmp_path / "server.out"
+    instance.run("server", "--stop", "--home", str(home))
+    instance.stop_server()
+    for pid in processes_with_env(f"SHOAL_HOME={home}"):
+        os.kill(pid, signal.SIGKILL)
+    shutil.rmtree(home, ignore_errors=True)
+
+
 @pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv"), reason="needs root to become another user")
-def test_a_server_that_cannot_make_cgroups_says_limits_are_not_enforced(shoal, tmp_path):
+def test_a_server_that_cannot_make_cgroups_says_limits_are_not_enforced(unprivileged, tmp_path):
     # An ordinary user with nothing delegated: the server runs tasks unlimited, and says so.
-    os.chmod(tmp_path, 0o755)
-    shutil.chown(shoal.home, "nobody", "nogroup")
-    log = open(shoal.home / "server.out", "ab")
-    shoal.server = subprocess.Popen(
-        ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", SHOAL, "server", "--home", str(shoal.home),
-         "--port", "0"], env=dict(shoal.env, HOME=str(shoal.home)), stdout=log, stderr=log, start_new_session=True)
-    wait_for(lambda: (shoal.home / "server.json").exists(), 10, what="the server to start")
-    limits = cluster(shoal)["task_limits"]
+    shoal, output = unprivileged
+    limits = shoal.get_json("/api/v1/cluster")["task_limits"]
     assert limits["enforced"] is False, limits
     assert re.fullmatch(r"task limits are not enforced: .*Permission denied; fix: run the server as root, or in a "
                         r"cgroup delegated to its user \(systemd's Delegate=yes\)", limits["detail"]), limits
-    said = (shoal.home / "server.out").read_text()
+    said = output.read_text()
     assert said.count("task limits are not enforced") == 1, said
-    spec = write_spec(tmp_path, "name: free\nroles: {worker: {cpus: 0.1, memory: 16M, command: 'sleep 30'}}\n")
+    spec = write_spec(tmp_path, "name: free\nworkdir: /tmp\nroles: {worker: {cpus: 0.1, memory: 16M, command: 'sleep 30'}}\n")
     job_id = shoal.submit(spec)
     shoal.wait_state(job_id, "RUNNING", 30)
     assert "  limits: " + limits["detail"] in shoal.run("status", job_id, check=0).stdout

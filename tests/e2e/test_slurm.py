@@ -299,3 +299,19 @@ roles:
     assert first["state"] == "FAILED", first
     assert first["message"] == "the Slurm job was cancelled outside Shoal (CANCELLED)", first
     assert "killed by the user" not in json.dumps(first)
+
+
+def test_the_cluster_view_lists_each_node_and_why_one_is_drained(on_slurm):
+    nodes = {n["name"]: n for n in on_slurm.get_json("/api/v1/cluster")["nodes"]}
+    assert sorted(nodes) == ["node1", "node2"], nodes
+    assert nodes["node1"]["capacity"] == {"cpus": 4, "memory_bytes": 4000 << 20, "gpus": 2}, nodes["node1"]
+    assert nodes["node1"]["allocated"]["cpus"] == 0 and nodes["node1"]["reason"] == ""
+    slurm("scontrol", "update", "nodename=node2", "state=drain", "reason=disk replaced")
+    try:
+        def drained():
+            node = next(n for n in on_slurm.get_json("/api/v1/cluster")["nodes"] if n["name"] == "node2")
+            return "drain" in node["state"] and node
+        node = wait_for(drained, 10, what="node2 to show drained")
+        assert node["reason"] == "disk replaced", node
+    finally:
+        slurm("scontrol", "update", "nodename=node2", "state=resume")
