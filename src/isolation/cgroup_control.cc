@@ -174,8 +174,8 @@ void RemoveGroup(const CgroupGroup& group) {
   for (const std::string& top : group.Directories()) {
     for (const std::string& dir : Tree(top)) {
       // A group whose last process is still exiting is busy for a moment.
-      for (int tries = 0; rmdir(dir.c_str()) != 0 && errno == EBUSY && tries < 100; ++tries) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      for (int tries = 0; rmdir(dir.c_str()) != 0 && errno == EBUSY && tries < 1000; ++tries) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
       }
     }
   }

@@ -94,6 +94,11 @@ int ServerCommand(int argc, char** argv) {
   app.add_option("--slurm-partition", slurm.partition, "the Slurm partition jobs run in (default: the cluster's default)");
   app.add_option("--slurm-option", slurm.sbatch_options, "one more sbatch option for every job, e.g. --account=ml (repeatable)");
   bool stop = false;
+  std::string task_limits = "on";
+  app.add_option("--task-limits", task_limits,
+                 "on (default): hold each local task to its memory, CPUs and a process count in a cgroup of its own "
+                 "where this host allows it (docs/isolation.md); off: run tasks unlimited")
+      ->check(CLI::IsMember({"on", "off"}));
   app.add_flag("--stop", stop, "stop the server running for --home (running jobs go on and are re-attached at restart)");
   try {
     app.parse(argc, argv);
@@ -188,7 +193,9 @@ int ServerCommand(int argc, char** argv) {
   } else {
     char host_name[256] = {};
     (void)gethostname(host_name, sizeof host_name - 1);
-    TaskIsolation isolation = PrepareTaskIsolation("shoal-" + ServerId(host_name, home));
+    TaskIsolation isolation = task_limits == "on"
+                                  ? PrepareTaskIsolation("shoal-" + ServerId(host_name, home))
+                                  : TaskIsolation{{}, "turned off by `shoal server --task-limits off`"};
     LogInfo(isolation.Describe());  // once, at start; the API and every job's status repeat it when not enforced
     backend = std::make_unique<LocalBackend>(capacity, SelfExecutable(), RealProcessLauncher::Instance(),
                                              std::move(isolation));

@@ -211,10 +211,8 @@ std::vector<std::pair<std::string, ExitInfo>> LocalContainerLauncher::Poll() {
   int64_t now = SystemClock::Instance().NowMillis();
   for (auto it = running_.begin(); it != running_.end();) {
     if (auto exit = processes_.TryWait(it->second.pid)) {
-      if (!it->second.group.empty()) {  // what the task left behind ends with it
-        KillGroup(it->second.group);
-        RemoveGroup(it->second.group);
-      }
+      // What the task left behind ends with it; the server removes the attempt's groups after it.
+      if (!it->second.group.empty()) KillGroup(it->second.group);
       ended.emplace_back(it->first, *exit);
       it = running_.erase(it);
       continue;
