@@ -315,3 +315,40 @@ def test_the_cluster_view_lists_each_node_and_why_one_is_drained(on_slurm):
         assert node["reason"] == "disk replaced", node
     finally:
         slurm("scontrol", "update", "nodename=node2", "state=resume")
+
+
+# A program that checkpoints on SIGTERM: it must be told before it is stopped.
+TRAPS_TERM = "trap 'echo TERM > {marker}.$SHOAL_INDEX; exit 0' TERM; echo ready; sleep 600 & wait"
+
+
+def test_a_killed_jobs_program_gets_sigterm_and_exits_cleanly(on_slurm, tmp_path):
+    marker = tmp_path / "got"
+    spec = write_spec(tmp_path, f"""
+name: told
+cluster: slurm
+roles:
+  worker: {{memory: 100M, command: {json.dumps(TRAPS_TERM.format(marker=marker))}}}
+""")
+    job = on_slurm.submit(spec)
+    wait_for(lambda: "ready" in on_slurm.logs(job), 60, what="the program to start")
+    on_slurm.run("kill", job, check=0)
+    detail = on_slurm.wait_state(job, ("KILLED", "FAILED", "SUCCEEDED"), timeout=60)
+    assert detail["state"] == "KILLED", detail
+    assert (tmp_path / "got.0").read_text() == "TERM\n", on_slurm.log_tails()
+
+
+def test_a_peers_failure_gives_the_others_sigterm_first(on_slurm, tmp_path):
+    marker = tmp_path / "got"
+    command = ('if [ "$SHOAL_INDEX" = 1 ]; then sleep 2; echo broken >&2; exit 3; fi; ' + TRAPS_TERM.format(marker=marker))
+    spec = write_spec(tmp_path, f"""
+name: peer-fails
+cluster: slurm
+roles:
+  worker: {{instances: 2, memory: 100M, command: {json.dumps(command)}}}
+""")
+    result, job = on_slurm.run_job(spec, check=1)
+    detail = on_slurm.status(job)
+    tasks = tasks_of(detail)
+    assert tasks[("worker", 1)]["state"] == "FAILED", tasks
+    assert (tmp_path / "got.0").read_text() == "TERM\n", on_slurm.log_tails()
+    assert tasks[("worker", 0)]["exit_code"] == 0, tasks[("worker", 0)]

@@ -2,6 +2,8 @@
 
 #include <sstream>
 
+#include "common/clock.h"
+
 namespace shoal {
 namespace {
 
@@ -63,8 +65,8 @@ Result<std::unique_ptr<SlurmContainerLauncher>> SlurmContainerLauncher::FromEnvi
   std::string self = Get(env, "SLURMD_NODENAME");
   std::string host = addresses.count(self) ? addresses[self] : self;
   if (host.empty()) return InvalidArgument("SLURMD_NODENAME is not set: the AM must run in a Slurm batch job");
-  return std::unique_ptr<SlurmContainerLauncher>(
-      new SlurmContainerLauncher(std::move(plan), std::move(addresses), host, processes));
+  return std::unique_ptr<SlurmContainerLauncher>(new SlurmContainerLauncher(
+      std::move(plan), std::move(addresses), host, Get(env, "SLURM_JOB_ID"), commands, processes));
 }
 
 Result<std::string> SlurmContainerLauncher::Launch(const ContainerLaunch& launch) {
@@ -77,8 +79,52 @@ Result<std::string> SlurmContainerLauncher::Launch(const ContainerLaunch& launch
   auto address = addresses_.find(where.node);
   agent.insert(agent.end(), {"--host", address != addresses_.end() ? address->second : where.node, "--gpus-from-env"});
   ContainerLaunch step = launch;
-  step.argv = StepArgv(where, "shoal-" + launch.role + "-" + std::to_string(launch.index), launch.resources, agent);
-  return steps_.Launch(step);
+  std::string step_name = "shoal-" + launch.role + "-" + std::to_string(launch.index);
+  step.argv = StepArgv(where, step_name, launch.resources, agent);
+  ASSIGN_OR_RETURN(std::string id, steps_.Launch(step));
+  step_names_[id] = step_name;
+  return id;
+}
+
+std::string SlurmContainerLauncher::FindStep(const std::string& step_name) {
+  if (slurm_job_id_.empty()) return "";
+  auto out = commands_.Run({"squeue", "-h", "--steps", "--jobs=" + slurm_job_id_, "-o", "%i %j"});
+  if (!out.ok() || !out->ok()) return "";
+  std::stringstream lines(out->out);
+  for (std::string id, name; lines >> id >> name;) {
+    if (name == step_name) return id;
+  }
+  return "";
+}
+
+void SlurmContainerLauncher::Stop(const std::string& container_id, int grace_ms) {
+  if (end_steps_at_ms_.count(container_id)) return;  // already asked
+  auto name = step_names_.find(container_id);
+  std::string step = name == step_names_.end() ? "" : FindStep(name->second);
+  if (!step.empty()) {
+    auto out = commands_.Run({"scancel", "--quiet", "--signal=TERM", step});
+    if (out.ok() && out->ok()) {
+      end_steps_at_ms_[container_id] = SystemClock::Instance().NowMillis() + grace_ms;
+      return;
+    }
+  }
+  steps_.Stop(container_id, grace_ms);  // no step to signal: srun ends it
+}
+
+std::vector<std::pair<std::string, ExitInfo>> SlurmContainerLauncher::Poll() {
+  int64_t now = SystemClock::Instance().NowMillis();
+  for (auto& [id, at] : end_steps_at_ms_) {
+    if (at != 0 && now >= at) {
+      steps_.Stop(id, 0);  // the agent did not end its task within the grace: srun cancels the step
+      at = 0;
+    }
+  }
+  std::vector<std::pair<std::string, ExitInfo>> ended = steps_.Poll();
+  for (const auto& [id, exit] : ended) {
+    end_steps_at_ms_.erase(id);
+    step_names_.erase(id);
+  }
+  return ended;
 }
 
 }  // namespace shoal

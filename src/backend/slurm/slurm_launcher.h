@@ -8,9 +8,13 @@
 //  - FromEnvironment reads the allocation from the batch job's variables
 //    (SLURM_JOB_NODELIST[_HET_GROUP_g], SLURM_TASKS_PER_NODE[_HET_GROUP_g], SLURMD_NODENAME,
 //    SHOAL_SLURM_ROLES) and the nodes' addresses from sinfo; an error says what is missing.
-//  - srun runs as a child of the AM; Stop sends it SIGTERM (srun passes it to the step),
-//    then SIGKILL after the grace period; Poll reports ended steps. Ending the batch job
-//    ends every step that is left.
+//  - srun runs as a child of the AM. Stop signals the step's own process, the task's
+//    agent, with SIGTERM (`scancel --signal=TERM JOB.STEP`, the step found by its name in
+//    `squeue --steps`): the agent passes it to the program and gives it the agent's grace,
+//    as on the local cluster. Only when the step is still there after `grace_ms`, or when
+//    it cannot be found or signalled, is srun itself stopped (SIGTERM, which cancels the
+//    step and kills what is left, then SIGKILL). Poll reports ended steps. Ending the
+//    batch job ends every step that is left.
 //  - Host() is the address of the node the AM runs on.
 // Thread-safety: as ContainerLauncher (the AM's loop).
 #pragma once
@@ -37,21 +41,29 @@ class SlurmContainerLauncher final : public ContainerLauncher {
                                                                          ProcessLauncher& processes);
 
   Result<std::string> Launch(const ContainerLaunch& launch) override;
-  void Stop(const std::string& container_id, int grace_ms) override { steps_.Stop(container_id, grace_ms); }
+  void Stop(const std::string& container_id, int grace_ms) override;
   void Kill(const std::string& container_id) override { steps_.Kill(container_id); }
-  std::vector<std::pair<std::string, ExitInfo>> Poll() override { return steps_.Poll(); }
+  std::vector<std::pair<std::string, ExitInfo>> Poll() override;
   void SetChangeCallback(std::function<void()> changed) override { steps_.SetChangeCallback(std::move(changed)); }
   std::string Host() const override { return host_; }
 
  private:
   SlurmContainerLauncher(std::map<std::string, std::vector<StepPlacement>> plan,
-                         std::map<std::string, std::string> addresses, std::string host, ProcessLauncher& processes)
-      : plan_(std::move(plan)), addresses_(std::move(addresses)), host_(std::move(host)), steps_(processes) {}
+                         std::map<std::string, std::string> addresses, std::string host, std::string slurm_job_id,
+                         SlurmCommands& commands, ProcessLauncher& processes)
+      : plan_(std::move(plan)), addresses_(std::move(addresses)), host_(std::move(host)),
+        slurm_job_id_(std::move(slurm_job_id)), commands_(commands), steps_(processes) {}
+  // The step's id ("812.3") by its name in squeue, or "" when Slurm does not list it.
+  std::string FindStep(const std::string& step_name);
 
   std::map<std::string, std::vector<StepPlacement>> plan_;
   std::map<std::string, std::string> addresses_;  // node name -> address
   std::string host_;
+  std::string slurm_job_id_;
+  SlurmCommands& commands_;
   LocalContainerLauncher steps_;  // the srun processes, children of the AM
+  std::map<std::string, std::string> step_names_;  // container id -> srun --job-name
+  std::map<std::string, int64_t> end_steps_at_ms_;  // signalled through their agents: when srun is stopped too
 };
 
 }  // namespace shoal
