@@ -96,6 +96,9 @@ Result<AttemptHandle> SlurmBackend::StartAttempt(const AttemptLaunch& launch) {
   job.extra_options.push_back("--comment=" + SlurmComment(launch.spec.user, launch.job_id, launch.attempt, launch.server_url));
   if (!options_.partition.empty()) job.extra_options.push_back("--partition=" + options_.partition);
   job.extra_options.insert(job.extra_options.end(), options_.sbatch_options.begin(), options_.sbatch_options.end());
+  if (std::string time = SlurmTimeOption(launch.spec.timeouts.job_ms, options_.sbatch_options); !time.empty()) {
+    job.extra_options.push_back(time);
+  }
   std::string script_path = launch.attempt_dir + "/batch.sh";
   RETURN_IF_ERROR(WriteFileAtomic(script_path, BatchScript(job)));
   // The attempt's token travels in sbatch's exported environment, never in the script.

@@ -19,6 +19,15 @@ bool IsDigits(const std::string& s) { return !s.empty() && s.find_first_not_of("
 
 }  // namespace
 
+std::string SlurmTimeOption(int64_t job_timeout_ms, const std::vector<std::string>& admin_options) {
+  if (job_timeout_ms <= 0) return "";
+  for (const std::string& option : admin_options) {
+    if (option.starts_with("--time=") || option == "--time" || option.starts_with("-t")) return "";
+  }
+  int64_t minutes = (job_timeout_ms + 60'000 + 59'999) / 60'000;
+  return "--time=" + std::to_string(minutes);
+}
+
 std::string SlurmJobName(const std::string& server_id, const std::string& job_id, int attempt) {
   return "shoal-" + (server_id.empty() ? "" : server_id + "-") + job_id + "-" + std::to_string(attempt);
 }

@@ -36,6 +36,12 @@ struct BatchJob {
   std::vector<std::string> extra_options;   // the administrator's, e.g. --partition=gpu
 };
 
+// --time for an attempt whose spec sets timeouts.job: that limit plus a minute, in whole
+// minutes (Slurm's unit), so Shoal ends a job that runs too long with its own words and
+// Slurm's limit only frees the nodes when Shoal cannot (its server gone). "" without one,
+// or when the administrator's options already set a time (--time=, -t).
+std::string SlurmTimeOption(int64_t job_timeout_ms, const std::vector<std::string>& admin_options);
+
 // Every Slurm job of a Shoal server is named shoal-<server id>-<job id>-<attempt>: unique
 // across the servers (homes, machines) that share a cluster. The id is the first 8 hex
 // digits of a hash of the server's host name and home; it stays the same across restarts.

@@ -80,6 +80,15 @@ TEST(SlurmJob, BatchScriptIsAHeterogeneousJobRunningTheAm) {
   EXPECT_LT(script.rfind("#SBATCH"), script.find("export"));
 }
 
+TEST(SlurmJob, TheJobsTimeoutBecomesSlurmsTimeLimitWithAMinuteToSpare) {
+  EXPECT_EQ(SlurmTimeOption(0, {}), "") << "no timeouts.job: the partition's limit";
+  EXPECT_EQ(SlurmTimeOption(30'000, {}), "--time=2") << "30 s + 1 min, rounded up to minutes";
+  EXPECT_EQ(SlurmTimeOption(3'600'000, {}), "--time=61");
+  EXPECT_EQ(SlurmTimeOption(60'000, {}), "--time=2");
+  EXPECT_EQ(SlurmTimeOption(30'000, {"--partition=gpu", "--time=10"}), "") << "the administrator's wins";
+  EXPECT_EQ(SlurmTimeOption(30'000, {"-t5"}), "");
+}
+
 TEST(SlurmJob, ScriptQuotesWhatTheShellWouldExpand) {
   BatchJob job;
   job.roles = {Role("w", 1, 1, 1, 0)};
