@@ -338,7 +338,7 @@ int ContainerAgent::Supervise(Programs& programs, int log_fd, int heartbeat_ms, 
         std::optional<double> gpu_mem;
         if (usage.gpu_memory_bytes) gpu_mem = static_cast<double>(*usage.gpu_memory_bytes);
         beat.sample = ResourceSample{clock_.WallMillis(), usage.cpu_percent, usage.rss_bytes, progress,
-                                     usage.gpu_util_percent, gpu_mem};
+                                     usage.gpu_util_percent, gpu_mem, usage.rss_peak_bytes};
       }
       int64_t sent = clock_.NowMillis();
       auto reply = am_.Post(kHeartbeatPath, Encode(beat), 5000);

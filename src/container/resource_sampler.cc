@@ -75,6 +75,7 @@ ProcessUsage CgroupSampler::Sample(const std::vector<pid_t>& programs) {
   CgroupUsage counted = ReadUsage(group_);
   int64_t now = clock_.NowMillis();
   usage.rss_bytes = counted.memory_bytes;
+  usage.rss_peak_bytes = counted.memory_peak_bytes;
   usage.cpu_percent = 0;
   if (last_cpu_ns_ >= 0 && now > last_time_ms_) {
     usage.cpu_percent = 100.0 * static_cast<double>(counted.cpu_usage_ns - last_cpu_ns_) / 1e6 / (now - last_time_ms_);

@@ -32,6 +32,7 @@ namespace shoal {
 struct ProcessUsage {
   double cpu_percent = 0;
   int64_t rss_bytes = 0;
+  std::optional<int64_t> rss_peak_bytes;  // the cgroup's own peak, where the task has one
   std::optional<double> gpu_util_percent;
   std::optional<int64_t> gpu_memory_bytes;
 };

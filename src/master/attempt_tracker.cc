@@ -133,6 +133,7 @@ Result<bool> AttemptTracker::Heartbeat(const std::string& role, int index, const
     task->cpu = data.sample->cpu;
     active = task->cpu >= kIdleCpuPercent;
     task->rss = data.sample->rss;
+    task->rss_peak = std::max({task->rss_peak, task->rss, data.sample->rss_peak.value_or(0)});
     AppendBounded(pending_samples_[task->rank], {*data.sample}, kMaxPending);
   }
   if (data.uploading) active = true;

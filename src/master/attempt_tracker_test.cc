@@ -384,6 +384,15 @@ TEST(AttemptTracker, HeartbeatsCarrySamplesAndMetricsToTheReport) {
   EXPECT_EQ(series[0].samples[0].rss, 1024);
   EXPECT_EQ(series[0].metrics[0].name, "loss");
   EXPECT_TRUE(tracker.TakeSeries().empty()) << "taken once";
+  EXPECT_EQ(tracker.Snapshot().tasks[1].rss_peak, 1024) << "without a cgroup, the highest sample";
+  beat.sample = ResourceSample{6, 10, 512, 0.3, {}, {}, 4096};
+  ASSERT_TRUE(tracker.Heartbeat("worker", 1, beat).ok());
+  EXPECT_EQ(tracker.Snapshot().tasks[1].rss, 512);
+  EXPECT_EQ(tracker.Snapshot().tasks[1].rss_peak, 4096) << "the cgroup's peak, between samples too";
+  beat.sample = ResourceSample{7, 10, 600, 0.3, {}, {}, {}};
+  ASSERT_TRUE(tracker.Heartbeat("worker", 1, beat).ok());
+  EXPECT_EQ(tracker.Snapshot().tasks[1].rss_peak, 4096) << "a peak never falls";
+  tracker.TakeSeries();
   protocol::HeartbeatRequest flood;
   for (size_t i = 0; i < AttemptTracker::kMaxPending + 10; ++i) {
     flood.metrics.push_back(MetricPoint{static_cast<int64_t>(i), {}, "x", 1});

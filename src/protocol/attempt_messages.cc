@@ -60,6 +60,7 @@ Json Encode(const TaskView& t) {
               {"service", t.service},
               {"cpu", t.cpu},
               {"rss", t.rss},
+              {"rss_peak", t.rss_peak},
               {"heartbeat_rtt_ms", t.heartbeat_rtt_ms},
               {"hung", t.hung},
               {"hung_since_ms", t.hung_since_ms}};
@@ -86,6 +87,7 @@ Result<TaskView> DecodeTaskView(const Json& json, const std::string& path) {
   t.service = r.Bool("service", false);
   t.cpu = r.Number("cpu", 0, 0);
   t.rss = r.Int64("rss", 0, 0);
+  t.rss_peak = r.Int64("rss_peak", 0, 0);
   t.heartbeat_rtt_ms = r.Number("heartbeat_rtt_ms", -1);
   t.hung = r.Bool("hung", false);
   t.hung_since_ms = r.Int64("hung_since_ms", 0);

@@ -57,6 +57,7 @@ struct TaskView {
   bool service = false;
   double cpu = 0;                 // percent of one core, latest sample
   int64_t rss = 0;                // bytes, latest sample
+  int64_t rss_peak = 0;           // bytes, the most it held: its cgroup's peak, else the highest sample
   double heartbeat_rtt_ms = -1;   // < 0: no round trip yet
   bool hung = false;
   int64_t hung_since_ms = 0;

@@ -39,6 +39,8 @@ TEST(ProtocolTest, EveryAgentMessageRoundTrips) {
   beat.metrics.push_back(MetricPoint{1000, 7, "loss", 0.25});
   beat.saved_models.push_back(SavedModelUpdate{"20261201-120000", SaveState::kSaved, "s3://b/m", ""});
   ExpectRoundTrip(beat);
+  beat.sample->rss_peak = 8192;  // a confined task's cgroup peak
+  ExpectRoundTrip(beat);
   ExpectRoundTrip(HeartbeatReply{false, 9, {"x"}});
   ExpectRoundTrip(StacksAnswer{{"worker", 0}, 9, "Thread 1"});
   ExpectRoundTrip(ExitRequest{{"worker", 0}, {0, 9}, "killed"});

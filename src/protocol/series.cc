@@ -42,6 +42,8 @@ Result<ResourceSample> DecodeSample(const Json& json, const std::string& where) 
   ASSIGN_OR_RETURN(s.cpu, Number(json, "cpu", where, 0, 1e6));
   ASSIGN_OR_RETURN(double rss, Number(json, "rss", where, 0, kMaxBytes));
   s.rss = static_cast<int64_t>(rss);
+  ASSIGN_OR_RETURN(auto peak, OptionalNumber(json, "rss_peak", where, 0, kMaxBytes));
+  if (peak) s.rss_peak = static_cast<int64_t>(*peak);
   ASSIGN_OR_RETURN(auto progress, OptionalNumber(json, "progress", where, 0, 1));
   s.progress = progress.value_or(0);
   ASSIGN_OR_RETURN(s.gpu_util, OptionalNumber(json, "gpu_util", where, 0, 1e4));
@@ -113,12 +115,14 @@ Result<std::vector<TaskSeries>> ParseSeries(const Json& series) {
 }
 
 Json ToJson(const ResourceSample& s) {
-  return Json{{"t", s.t},
-              {"cpu", s.cpu},
-              {"rss", s.rss},
-              {"progress", s.progress},
-              {"gpu_util", s.gpu_util ? Json(*s.gpu_util) : Json()},
-              {"gpu_mem", s.gpu_mem ? Json(*s.gpu_mem) : Json()}};
+  Json out{{"t", s.t},
+           {"cpu", s.cpu},
+           {"rss", s.rss},
+           {"progress", s.progress},
+           {"gpu_util", s.gpu_util ? Json(*s.gpu_util) : Json()},
+           {"gpu_mem", s.gpu_mem ? Json(*s.gpu_mem) : Json()}};
+  if (s.rss_peak) out["rss_peak"] = *s.rss_peak;
+  return out;
 }
 
 Json ToJson(const MetricPoint& p) {

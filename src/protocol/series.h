@@ -29,6 +29,7 @@ struct ResourceSample {
   double progress = 0;
   std::optional<double> gpu_util;
   std::optional<double> gpu_mem;
+  std::optional<int64_t> rss_peak;  // the most the task has held (a confined task's cgroup says)
 };
 
 struct MetricPoint {

@@ -96,7 +96,7 @@ export function jobPage(main, id) {
       el('td', {}, t.index), el('td', {}, stateBadge(t.state === 'RUNNING' && t.hung ? 'HUNG' : t.state)), el('td', {}, fmt.time(t.started_ms)),
       el('td', {}, fmt.time(t.finished_ms)), el('td', {}, progressBar(t.progress)),
       el('td', {}, t.cpu === undefined || t.cpu === null ? '—' : `${Number(t.cpu).toFixed(0)}%`),
-      el('td', {}, fmt.bytes(t.rss)),
+      el('td', {}, t.rss_peak > t.rss ? `${fmt.bytes(t.rss)} (peak ${fmt.bytes(t.rss_peak)})` : fmt.bytes(t.rss)),
       el('td', {}, t.exit_code === undefined || t.exit_code === null || !t.finished_ms ? '—' : t.exit_code),
       el('td', {}, el('button', { type: 'button', class: 'link', onclick: () => logs.show(t.role, t.index) }, 'log')))));
     logs.setTasks(attempt ? attempt.number : 0, tasks);
