@@ -14,6 +14,14 @@ namespace shoal {
 namespace {
 
 // The kernel makes a group only below one that exists: the hierarchies' roots are there.
+void ExpectUsage(const CgroupUsage& got, const CgroupUsage& want) {
+  EXPECT_EQ(got.memory_bytes, want.memory_bytes);
+  EXPECT_EQ(got.memory_peak_bytes, want.memory_peak_bytes);
+  EXPECT_EQ(got.memory_limit_bytes, want.memory_limit_bytes);
+  EXPECT_EQ(got.cpu_usage_ns, want.cpu_usage_ns);
+  EXPECT_EQ(got.oom_kills, want.oom_kills);
+}
+
 class FakeV2 : public FakeRoot {
  protected:
   void SetUp() override {
@@ -91,12 +99,9 @@ TEST_F(FakeV1, UsageIsReadFromTheKernelsAccounting) {
   Write("/sys/fs/cgroup/memory/t/memory.limit_in_bytes", "9223372036854771712\n");
   Write("/sys/fs/cgroup/memory/t/memory.oom_control", "oom_kill_disable 0\nunder_oom 0\noom_kill 2\n");
   Write("/sys/fs/cgroup/cpuacct/t/cpuacct.usage", "123456789\n");
-  CgroupUsage usage = ReadUsage(Group("t"));
-  EXPECT_EQ(usage.memory_bytes, 2000000) << "reclaimable page cache is not the task's";
-  EXPECT_EQ(usage.memory_peak_bytes, 5000000);
-  EXPECT_EQ(usage.memory_limit_bytes, 0) << "v1's huge number means unlimited";
-  EXPECT_EQ(usage.oom_kills, 2);
-  EXPECT_EQ(usage.cpu_usage_ns, 123456789);
+  // Reclaimable page cache is not the task's; v1's huge limit means unlimited.
+  ExpectUsage(ReadUsage(Group("t")), {.memory_bytes = 2000000, .memory_peak_bytes = 5000000, .memory_limit_bytes = 0,
+                                      .cpu_usage_ns = 123456789, .oom_kills = 2});
 }
 
 TEST_F(FakeV2, UsageIsReadFromTheKernelsAccounting) {
@@ -105,17 +110,13 @@ TEST_F(FakeV2, UsageIsReadFromTheKernelsAccounting) {
   Write("/sys/fs/cgroup/t/memory.max", "max\n");
   Write("/sys/fs/cgroup/t/memory.events", "low 0\nhigh 0\nmax 3\noom 1\noom_kill 1\noom_group_kill 0\n");
   Write("/sys/fs/cgroup/t/cpu.stat", "usage_usec 2500\nuser_usec 2000\n");
-  CgroupUsage usage = ReadUsage(Group("t"));
-  EXPECT_EQ(usage.memory_bytes, 4000000);
-  EXPECT_EQ(usage.memory_peak_bytes, 4096000) << "without memory.peak (before Linux 5.19), the use now";
-  EXPECT_EQ(usage.memory_limit_bytes, 0);
-  EXPECT_EQ(usage.oom_kills, 1);
-  EXPECT_EQ(usage.cpu_usage_ns, 2'500'000);
+  // Without memory.peak (before Linux 5.19) the peak is the use now.
+  ExpectUsage(ReadUsage(Group("t")), {.memory_bytes = 4000000, .memory_peak_bytes = 4096000, .memory_limit_bytes = 0,
+                                      .cpu_usage_ns = 2'500'000, .oom_kills = 1});
   Write("/sys/fs/cgroup/t/memory.peak", "8000000\n");
   Write("/sys/fs/cgroup/t/memory.max", "8388608\n");
-  usage = ReadUsage(Group("t"));
-  EXPECT_EQ(usage.memory_peak_bytes, 8000000);
-  EXPECT_EQ(usage.memory_limit_bytes, 8388608);
+  ExpectUsage(ReadUsage(Group("t")), {.memory_bytes = 4000000, .memory_peak_bytes = 8000000,
+                                      .memory_limit_bytes = 8388608, .cpu_usage_ns = 2'500'000, .oom_kills = 1});
 }
 
 TEST_F(FakeV2, ProcessesAreListedFromTheGroupAndEveryGroupBelow) {

@@ -18,6 +18,11 @@ const char* kHybridMounts =
     "39 31 0:36 / /sys/fs/cgroup/pids rw,relatime - cgroup cgroup rw,pids\n"
     "40 31 0:37 / /sys/fs/cgroup/systemd rw,relatime - cgroup cgroup rw,name=systemd\n"
     "41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw\n";
+// One line of /proc/self/mountinfo: a v1 hierarchy of `controllers` showing `root` at `point`.
+std::string V1Mount(const std::string& point, const std::string& controllers, const std::string& root = "/") {
+  return "1 0 0:1 " + root + " " + point + " rw - cgroup cgroup rw," + controllers + "\n";
+}
+
 const char* kHybridCgroups =
     "9:name=systemd:/\n8:pids:/\n6:freezer:/\n4:memory:/batch/ca4d\n2:cpuacct:/\n1:cpu:/\n0::/\n";
 
@@ -35,22 +40,18 @@ TEST_F(FakeRoot, SeparateHierarchiesGiveOneDirectoryPerController) {
 }
 
 TEST_F(FakeRoot, CoMountedControllersShareTheirDirectory) {
-  auto group = FindCgroups(
-      "1 0 0:1 / /sys/fs/cgroup/cpu,cpuacct rw - cgroup cgroup rw,cpu,cpuacct\n"
-      "2 0 0:2 / /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory\n"
-      "3 0 0:3 / /sys/fs/cgroup/pids rw - cgroup cgroup rw,pids\n",
-      "4:cpu,cpuacct:/a\n3:memory:/a\n2:pids:/a\n", root_);
+  auto group = FindCgroups(V1Mount("/sys/fs/cgroup/cpu,cpuacct", "cpu,cpuacct") +
+                               V1Mount("/sys/fs/cgroup/memory", "memory") + V1Mount("/sys/fs/cgroup/pids", "pids"),
+                           "4:cpu,cpuacct:/a\n3:memory:/a\n2:pids:/a\n", root_);
   ASSERT_TRUE(group.ok()) << group.status().ToString();
   EXPECT_EQ(group->Dir("cpu"), group->Dir("cpuacct"));
   EXPECT_EQ(group->Directories().size(), 3u) << "cpu,cpuacct is one directory";
 }
 
 TEST_F(FakeRoot, EscapedMountPointsAreReadAsTheKernelMeansThem) {
-  auto group = FindCgroups(
-      "1 0 0:1 / /cg/my\\040memory rw - cgroup cgroup rw,memory\n"
-      "2 0 0:2 / /cg/cpu\\9 rw - cgroup cgroup rw,cpu\n"
-      "3 0 0:3 / /cg/pids rw - cgroup cgroup rw,pids\n",
-      "3:memory:/a\n2:cpu:/\n1:pids:/\n", root_);
+  auto group = FindCgroups(V1Mount("/cg/my\\040memory", "memory") + V1Mount("/cg/cpu\\9", "cpu") +
+                               V1Mount("/cg/pids", "pids"),
+                           "3:memory:/a\n2:cpu:/\n1:pids:/\n", root_);
   ASSERT_TRUE(group.ok()) << group.status().ToString();
   EXPECT_EQ(group->Dir("memory"), root_ + "/cg/my memory/a");
   EXPECT_EQ(group->Dir("cpu"), root_ + "/cg/cpu\\9") << "not an octal escape: kept as written";
@@ -58,9 +59,8 @@ TEST_F(FakeRoot, EscapedMountPointsAreReadAsTheKernelMeansThem) {
 
 TEST_F(FakeRoot, AMountOfPartOfTheHierarchyShowsOnlyWhatIsBelowItsRoot) {
   // In a container, the memory mount's root is the container's own group.
-  const char* mounts = "1 0 0:1 /docker/abc /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory\n"
-                       "2 0 0:2 / /sys/fs/cgroup/cpu rw - cgroup cgroup rw,cpu\n"
-                       "3 0 0:3 / /sys/fs/cgroup/pids rw - cgroup cgroup rw,pids\n";
+  std::string mounts = V1Mount("/sys/fs/cgroup/memory", "memory", "/docker/abc") +
+                       V1Mount("/sys/fs/cgroup/cpu", "cpu") + V1Mount("/sys/fs/cgroup/pids", "pids");
   auto inside = FindCgroups(mounts, "3:memory:/docker/abc/job\n2:cpu:/\n1:pids:/\n", root_);
   ASSERT_TRUE(inside.ok()) << inside.status().ToString();
   EXPECT_EQ(inside->Dir("memory"), root_ + "/sys/fs/cgroup/memory/job");
