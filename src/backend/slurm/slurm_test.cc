@@ -5,6 +5,7 @@
 #include <functional>
 #include <iterator>
 
+#include "backend/slurm/fake_slurm_commands.h"
 #include "backend/slurm/slurm_backend.h"
 #include "backend/slurm/slurm_job.h"
 #include "backend/slurm/slurm_launcher.h"
@@ -22,26 +23,6 @@ RoleSpec Role(const std::string& name, int instances, double cpus, int64_t memor
   role.resources = Resources{cpus, memory_mb << 20, gpus};
   return role;
 }
-
-// Answers Slurm commands from a table keyed by the command's first word; records each call.
-class FakeSlurmCommands final : public SlurmCommands {
- public:
-  std::map<std::string, std::function<CommandOutput(const std::vector<std::string>&)>> answers;
-  std::vector<std::vector<std::string>> calls;
-
-  Result<CommandOutput> Run(const std::vector<std::string>& argv, const std::map<std::string, std::string>&,
-                            int) override {
-    calls.push_back(argv);
-    auto it = answers.find(argv.at(0));
-    if (it == answers.end()) return CommandOutput{1, "", argv[0] + ": not faked"};
-    return it->second(argv);
-  }
-  int CountCalls(const std::string& program) const {
-    int n = 0;
-    for (const auto& c : calls) n += c.at(0) == program;
-    return n;
-  }
-};
 
 std::string Squeue(const std::string& jobs) { return R"({"meta": {}, "errors": [], "jobs": [)" + jobs + "]}"; }
 

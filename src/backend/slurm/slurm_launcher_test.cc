@@ -1,0 +1,84 @@
+#include "backend/slurm/slurm_launcher.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include "backend/slurm/fake_slurm_commands.h"
+
+namespace shoal {
+namespace {
+
+// Records what the launcher does to its srun processes; none is real.
+class RecordedProcesses final : public ProcessLauncher {
+ public:
+  Result<pid_t> Spawn(const SpawnOptions& options) override {
+    spawned.push_back(options.argv);
+    return 4'200'000 + static_cast<pid_t>(spawned.size());
+  }
+  void Signal(pid_t pid, int sig) override { signals.emplace_back(pid, sig); }
+  void SignalGroup(pid_t pgid, int sig) override { signals.emplace_back(pgid, sig); }
+  std::optional<ExitInfo> TryWait(pid_t) override { return std::nullopt; }
+  ExitInfo Wait(pid_t) override { return {}; }
+  std::vector<std::vector<std::string>> spawned;
+  std::vector<std::pair<pid_t, int>> signals;
+};
+
+class SlurmLauncherTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    commands_.answers["scontrol"] = [](const std::vector<std::string>&) { return CommandOutput{0, "node1\n", ""}; };
+    commands_.answers["sinfo"] = [](const std::vector<std::string>&) { return CommandOutput{0, "node1 10.0.0.11\n", ""}; };
+    commands_.answers["scancel"] = [](const std::vector<std::string>&) { return CommandOutput{0, "", ""}; };
+    auto launcher = SlurmContainerLauncher::FromEnvironment(
+        {{"SHOAL_SLURM_ROLES", "worker"}, {"SLURM_JOB_NODELIST", "node1"}, {"SLURM_TASKS_PER_NODE", "1"},
+         {"SLURMD_NODENAME", "node1"}, {"SLURM_JOB_ID", "812"}},
+        commands_, processes_);
+    ASSERT_TRUE(launcher.ok()) << launcher.status().ToString();
+    launcher_ = std::move(*launcher);
+    ContainerLaunch task;
+    task.role = "worker";
+    task.argv = {"/opt/shoal", "container"};
+    auto id = launcher_->Launch(task);
+    ASSERT_TRUE(id.ok()) << id.status().ToString();
+    id_ = *id;
+  }
+  void ListSteps(const std::string& lines) {
+    commands_.answers["squeue"] = [lines](const std::vector<std::string>&) { return CommandOutput{0, lines, ""}; };
+  }
+  pid_t srun() const { return 4'200'001; }
+
+  FakeSlurmCommands commands_;
+  RecordedProcesses processes_;
+  std::unique_ptr<SlurmContainerLauncher> launcher_;
+  std::string id_;
+};
+
+TEST_F(SlurmLauncherTest, StopSignalsTheTasksStepSoItsAgentStopsTheProgram) {
+  ListSteps("812.batch batch\n812.0 shoal-worker-0\n");
+  launcher_->Stop(id_, 60'000);
+  EXPECT_EQ(commands_.calls.back(), (std::vector<std::string>{"scancel", "--quiet", "--signal=TERM", "812.0"}));
+  EXPECT_TRUE(processes_.signals.empty()) << "srun would cancel the step: the program would get SIGKILL at once";
+  launcher_->Stop(id_, 60'000);
+  EXPECT_EQ(commands_.CountCalls("scancel"), 1) << "asked once";
+  launcher_->Poll();
+  EXPECT_TRUE(processes_.signals.empty()) << "the grace has not passed";
+}
+
+TEST_F(SlurmLauncherTest, AStepStillThereAfterTheGraceIsEndedThroughSrun) {
+  ListSteps("812.0 shoal-worker-0\n");
+  launcher_->Stop(id_, 0);
+  launcher_->Poll();
+  ASSERT_FALSE(processes_.signals.empty());
+  EXPECT_EQ(processes_.signals.front(), std::make_pair(srun(), SIGTERM));
+}
+
+TEST_F(SlurmLauncherTest, AStepSlurmDoesNotListIsStoppedThroughSrunAtOnce) {
+  ListSteps("812.batch batch\n");
+  launcher_->Stop(id_, 60'000);
+  EXPECT_EQ(commands_.CountCalls("scancel"), 0);
+  ASSERT_FALSE(processes_.signals.empty());
+  EXPECT_EQ(processes_.signals.front(), std::make_pair(srun(), SIGTERM));
+}
+
+}  // namespace
+}  // namespace shoal
