@@ -133,7 +133,8 @@ Result<CgroupGroup> FindCgroups(const std::string& mountinfo, const std::string&
   for (const std::string& line : Split(mountinfo, '\n')) {
     std::vector<std::string> fields = Split(line, ' ');
     auto dash = std::find(fields.begin(), fields.end(), "-");
-    if (fields.size() < 5 || dash == fields.end() || dash + 3 > fields.end()) continue;
+    // After the separator: the type, the source and the super options; a line without all three is skipped.
+    if (fields.size() < 5 || dash == fields.end() || fields.end() - dash < 4) continue;
     Mount mount{Unescape(fields[3]), Unescape(fields[4]), {}};
     const std::string& type = *(dash + 1);
     if (type == "cgroup2") {

@@ -86,6 +86,15 @@ TEST_F(FakeRoot, AUnifiedMountWithoutTheControllersFallsBackToVersionOne) {
   EXPECT_EQ(group->version, 1);
 }
 
+TEST_F(FakeRoot, AMountLineCutShortIsSkipped) {
+  // Found by fuzz_cgroup_text: a line ending after the type read past its fields.
+  auto group = FindCgroups("30 1 0:26 / /sys/fs/cgroup/pids rw - cgroup\n30 1 0:26 / /x rw - cgroup cgroup\n" +
+                               std::string(kHybridMounts),
+                           kHybridCgroups, root_);
+  ASSERT_TRUE(group.ok()) << group.status().ToString();
+  EXPECT_EQ(group->Dir("pids"), root_ + "/sys/fs/cgroup/pids");
+}
+
 TEST_F(FakeRoot, NoControllersAnywhereNamesWhatIsMissing) {
   Write("/sys/fs/cgroup/cgroup.controllers", "cpuset io\n");
   auto group = FindCgroups("30 1 0:26 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n", "0::/\n", root_);
