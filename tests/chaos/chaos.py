@@ -100,6 +100,27 @@ def processes_with_env(marker):
     return found
 
 
+def programs_started_in(directory):
+    """Pids and command lines of the job's programs (`python3 chaos_job.py`) whose working
+    directory is `directory`, found by command line and folder, not by environment: what
+    finds a program that cleared its environment, on any node of the test cluster (the
+    nodes are namespaces of this machine)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
+            if b"chaos_job.py" not in cmdline:
+                continue
+            cwd = os.readlink(f"/proc/{entry}/cwd")
+        except OSError:
+            continue
+        if cwd == str(directory) or cwd.startswith(str(directory) + "/"):
+            found.append((int(entry), cmdline.replace(b"\0", b" ").decode(errors="replace")))
+    return found
+
+
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -748,14 +769,17 @@ roles:
         return "bad"
 
     def orphans(self, job):
-        """Processes of the job (its id and this home in their environment) still running
-        a few seconds after it ended; on Slurm also its batch jobs still listed, and a
-        minute's grace: what ran on the node whose slurmd died ends when slurmd is back."""
+        """Processes of the job (its id and this home in their environment, or its program
+        by command line and folder) still running a few seconds after it ended; on Slurm also
+        its batch jobs still listed, and a minute's grace: what ran on the node whose slurmd
+        died ends when slurmd is back."""
         home = b"SHOAL_HOME=" + str(self.home).encode()
         grace = 60 if self.fault in SLURM_FAULTS else 10
         deadline = time.monotonic() + grace
         while True:
             left = [(pid, cmd) for pid, cmd, env in processes_with_env(f"SHOAL_JOB_ID={job}") if home in env]
+            seen = {pid for pid, _ in left}
+            left += [(pid, cmd) for pid, cmd in programs_started_in(self.dir) if pid not in seen]
             slurm_jobs = self.slurm.jobs_of(self.home) if self.fault in SLURM_FAULTS else []
             if (not left and not slurm_jobs) or time.monotonic() > deadline:
                 break
