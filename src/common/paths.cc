@@ -29,4 +29,10 @@ std::string ServerId(const std::string& host_name, const std::string& home) {
   return HmacSha256Hex("shoal server id", host_name + ":" + home).substr(0, 8);
 }
 
+std::string HostName() {
+  char name[256] = {};
+  (void)gethostname(name, sizeof name - 1);
+  return name;
+}
+
 }  // namespace shoal

@@ -11,6 +11,8 @@ namespace shoal {
 
 std::string ShoalHome();
 std::string CurrentUserName();
+// This machine's host name ("" if the kernel will not say).
+std::string HostName();
 // A short name for the server of `home` on `host_name`: the same across restarts, another
 // for each host and home. It names the server's Slurm jobs and its cgroups.
 std::string ServerId(const std::string& host_name, const std::string& home);

@@ -13,9 +13,6 @@
 
 namespace shoal {
 
-ProcfsSampler::ProcfsSampler(const Clock& clock, std::string visible_gpus)
-    : clock_(clock), visible_gpus_(std::move(visible_gpus)) {}
-
 ProcessUsage ProcfsSampler::Sample(const std::vector<pid_t>& programs) {
   std::vector<ProcessStat> table = ReadProcessTable();
   int64_t ticks = 0, pages = 0;
@@ -32,16 +29,19 @@ ProcessUsage ProcfsSampler::Sample(const std::vector<pid_t>& programs) {
   last_ticks_ = ticks;
   last_time_ms_ = now;
   sample.rss_bytes = pages * sysconf(_SC_PAGESIZE);
-  if (!visible_gpus_.empty()) {
-    if (now - last_gpu_ms_ >= 5000) SampleGpus();
-    sample.gpu_util_percent = gpu_util_;
-    sample.gpu_memory_bytes = gpu_memory_;
-  }
+  gpus_.Fill(sample);
   return sample;
 }
 
-void ProcfsSampler::SampleGpus() {
-  last_gpu_ms_ = clock_.NowMillis();
+void GpuSampler::Fill(ProcessUsage& usage) {
+  if (visible_gpus_.empty()) return;
+  if (clock_.NowMillis() - last_ms_ >= 5000) Ask();
+  usage.gpu_util_percent = util_;
+  usage.gpu_memory_bytes = memory_;
+}
+
+void GpuSampler::Ask() {
+  last_ms_ = clock_.NowMillis();
   if (access("/usr/bin/nvidia-smi", X_OK) != 0) return;
   for (char c : visible_gpus_) {
     if (!std::isdigit(static_cast<unsigned char>(c)) && c != ',') return;  // only device indices go to the shell
@@ -63,20 +63,17 @@ void ProcfsSampler::SampleGpus() {
   }
   pclose(pipe);
   if (gpus == 0) return;
-  gpu_util_ = util_sum / gpus;
-  gpu_memory_ = static_cast<int64_t>(memory_mib * 1024 * 1024);
+  util_ = util_sum / gpus;
+  memory_ = static_cast<int64_t>(memory_mib * 1024 * 1024);
 }
 
-CgroupSampler::CgroupSampler(const Clock& clock, std::string visible_gpus, CgroupGroup group)
-    : clock_(clock), gpus_(clock, std::move(visible_gpus)), group_(std::move(group)) {}
-
-ProcessUsage CgroupSampler::Sample(const std::vector<pid_t>& programs) {
-  ProcessUsage usage = gpus_.Sample(programs);
+ProcessUsage CgroupSampler::Sample(const std::vector<pid_t>&) {
+  ProcessUsage usage;
+  gpus_.Fill(usage);
   CgroupUsage counted = ReadUsage(group_);
   int64_t now = clock_.NowMillis();
   usage.rss_bytes = counted.memory_bytes;
   usage.rss_peak_bytes = counted.memory_peak_bytes;
-  usage.cpu_percent = 0;
   if (last_cpu_ns_ >= 0 && now > last_time_ms_) {
     usage.cpu_percent = 100.0 * static_cast<double>(counted.cpu_usage_ns - last_cpu_ns_) / 1e6 / (now - last_time_ms_);
   }

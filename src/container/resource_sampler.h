@@ -43,32 +43,45 @@ class ResourceSampler {
   virtual ProcessUsage Sample(const std::vector<pid_t>& programs) = 0;
 };
 
-class ProcfsSampler final : public ResourceSampler {
+// The task's GPU figures from nvidia-smi, asked at most every 5 seconds; both samplers use it.
+class GpuSampler {
  public:
   // visible_gpus: the task's CUDA_VISIBLE_DEVICES ("" for none).
-  ProcfsSampler(const Clock& clock, std::string visible_gpus);
-  ProcessUsage Sample(const std::vector<pid_t>& programs) override;
+  GpuSampler(const Clock& clock, std::string visible_gpus) : clock_(clock), visible_gpus_(std::move(visible_gpus)) {}
+  // Sets the usage's GPU figures when the task has GPUs.
+  void Fill(ProcessUsage& usage);
 
  private:
-  void SampleGpus();
+  void Ask();
 
   const Clock& clock_;
   std::string visible_gpus_;
+  int64_t last_ms_ = -1'000'000;
+  std::optional<double> util_;
+  std::optional<int64_t> memory_;
+};
+
+class ProcfsSampler final : public ResourceSampler {
+ public:
+  ProcfsSampler(const Clock& clock, std::string visible_gpus) : clock_(clock), gpus_(clock, std::move(visible_gpus)) {}
+  ProcessUsage Sample(const std::vector<pid_t>& programs) override;
+
+ private:
+  const Clock& clock_;
+  GpuSampler gpus_;
   int64_t last_ticks_ = -1;
   int64_t last_time_ms_ = 0;
-  int64_t last_gpu_ms_ = -1'000'000;
-  std::optional<double> gpu_util_;
-  std::optional<int64_t> gpu_memory_;
 };
 
 class CgroupSampler final : public ResourceSampler {
  public:
-  CgroupSampler(const Clock& clock, std::string visible_gpus, CgroupGroup group);
-  ProcessUsage Sample(const std::vector<pid_t>& programs) override;
+  CgroupSampler(const Clock& clock, std::string visible_gpus, CgroupGroup group)
+      : clock_(clock), gpus_(clock, std::move(visible_gpus)), group_(std::move(group)) {}
+  ProcessUsage Sample(const std::vector<pid_t>& programs) override;  // `programs` unused: the group holds them all
 
  private:
   const Clock& clock_;
-  ProcfsSampler gpus_;  // GPU figures only
+  GpuSampler gpus_;
   CgroupGroup group_;
   int64_t last_cpu_ns_ = -1;
   int64_t last_time_ms_ = 0;

@@ -75,11 +75,9 @@ std::vector<std::string> Tree(const std::string& dir) {
   return out;
 }
 
-// The directory whose cgroup.procs lists the group's processes (every task joins all of them).
-std::string ProcessDirectory(const CgroupGroup& group) {
-  std::string memory = group.Dir("memory");
-  return memory.empty() && !group.dirs.empty() ? group.dirs.begin()->second : memory;
-}
+// The directory whose cgroup.procs lists the group's processes: the memory hierarchy's,
+// which every group has (FindCgroups and Decode require it) and every task joins.
+std::string ProcessDirectory(const CgroupGroup& group) { return group.Dir("memory"); }
 
 void Freeze(const CgroupGroup& group, bool frozen) {
   if (group.version == 2) {

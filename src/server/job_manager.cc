@@ -304,10 +304,13 @@ Result<Json> JobManager::List(const JobFilter& filter) {
 
 namespace {
 
+Json ResourcesJson(const Resources& r) {
+  return Json{{"cpus", r.cpus}, {"memory_bytes", r.memory_bytes}, {"gpus", r.gpus}};
+}
+
 // The nodes for the API; where the cluster does not say what is allocated (one local
 // machine), it is what admission has handed out.
-template <typename ToJson>
-Json NodesJson(const std::vector<ClusterNode>& nodes, const Resources& total, const Resources& free, ToJson resources) {
+Json NodesJson(const std::vector<ClusterNode>& nodes, const Resources& total, const Resources& free) {
   Json out = Json::array();
   for (const ClusterNode& node : nodes) {
     Resources allocated = node.allocated.value_or(Resources{total.cpus - free.cpus, total.memory_bytes - free.memory_bytes,
@@ -315,8 +318,8 @@ Json NodesJson(const std::vector<ClusterNode>& nodes, const Resources& total, co
     out.push_back(Json{{"name", node.name},
                        {"state", node.state},
                        {"reason", node.reason},
-                       {"capacity", resources(node.capacity)},
-                       {"allocated", resources(allocated)}});
+                       {"capacity", ResourcesJson(node.capacity)},
+                       {"allocated", ResourcesJson(allocated)}});
   }
   return out;
 }
@@ -327,18 +330,15 @@ Json JobManager::ClusterInfo() {
   ClusterCapacity capacity = backend_.Capacity();
   TaskLimitsNote limits = backend_.TaskLimits();
   std::vector<ClusterNode> nodes = backend_.Nodes();  // outside mutex_: it may ask the cluster
-  auto resources = [](const Resources& r) {
-    return Json{{"cpus", r.cpus}, {"memory_bytes", r.memory_bytes}, {"gpus", r.gpus}};
-  };
   std::lock_guard lock(mutex_);
   return Json{{"backend", backend_.name()},
-              {"total", resources(capacity.total)},
-              {"largest_node", resources(capacity.largest)},
-              {"free", resources(free_)},
+              {"total", ResourcesJson(capacity.total)},
+              {"largest_node", ResourcesJson(capacity.largest)},
+              {"free", ResourcesJson(free_)},
               {"queued", queue_.size()},
               {"running", handles_.size()},
               {"task_limits", Json{{"enforced", limits.enforced}, {"detail", limits.detail}}},
-              {"nodes", NodesJson(nodes, capacity.total, free_, resources)}};
+              {"nodes", NodesJson(nodes, capacity.total, free_)}};
 }
 
 Result<Json> JobManager::AttemptForAm(const std::string& id, int attempt) {

@@ -177,10 +177,9 @@ int ServerCommand(int argc, char** argv) {
   }
   std::string url = "http://" + (host == "0.0.0.0" ? std::string("127.0.0.1") : host) + ":" + std::to_string(*bound);
   std::unique_ptr<ClusterBackend> backend;
+  const std::string server_id = ServerId(HostName(), home);
   if (cluster == "slurm") {
-    char host_name[256] = {};
-    (void)gethostname(host_name, sizeof host_name - 1);
-    slurm.server_id = ServerId(host_name, home);
+    slurm.server_id = server_id;
     auto on_slurm = std::make_unique<SlurmBackend>(RealSlurmCommands::Instance(), SelfExecutable(), slurm,
                                                    SystemClock::Instance());
     if (Status s = on_slurm->Connect(); !s.ok()) {
@@ -191,10 +190,8 @@ int ServerCommand(int argc, char** argv) {
     on_slurm->StartPolling();
     backend = std::move(on_slurm);
   } else {
-    char host_name[256] = {};
-    (void)gethostname(host_name, sizeof host_name - 1);
     TaskIsolation isolation = task_limits == "on"
-                                  ? PrepareTaskIsolation("shoal-" + ServerId(host_name, home))
+                                  ? PrepareTaskIsolation("shoal-" + server_id)
                                   : TaskIsolation{{}, "turned off by `shoal server --task-limits off`"};
     LogInfo(isolation.Describe());  // once, at start; the API and every job's status repeat it when not enforced
     backend = std::make_unique<LocalBackend>(capacity, SelfExecutable(), RealProcessLauncher::Instance(),

@@ -14,6 +14,7 @@
 #include "common/files.h"
 #include "common/inherited_environment.h"
 #include "common/log.h"
+#include "common/paths.h"
 #include "isolation/cgroup_control.h"
 #include "protocol/attempt_messages.h"
 
@@ -153,9 +154,7 @@ void LocalContainerLauncher::SetChangeCallback(std::function<void()> changed) {
 }
 
 std::vector<ClusterNode> LocalBackend::Nodes() {
-  char host[256] = {};
-  (void)gethostname(host, sizeof host - 1);
-  return {ClusterNode{host, "up", "", capacity_.total, std::nullopt}};
+  return {ClusterNode{HostName(), "up", "", capacity_.total, std::nullopt}};
 }
 
 bool LocalBackend::AttemptAlive(const AttemptHandle& handle) const {
