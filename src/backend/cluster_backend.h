@@ -35,6 +35,7 @@ struct AttemptLaunch {
   JobSpec spec;            // what the attempt runs (a batch system asks for its roles' resources)
   std::string token;       // the attempt's own token (server/server_auth.h): the AM's only credential
   std::string server_info; // the server's <home>/server.json: where a restarted server now listens
+  std::string run_as;      // the Unix account the attempt runs as (server/job_accounts.h); "": the server's own
 };
 
 // Whether the cluster holds each task to its resources, and how (docs/isolation.md).

@@ -341,6 +341,7 @@ Result<pid_t> ForkServer::Spawn(const SpawnOptions& options) {
 }
 
 Result<pid_t> ForkServer::Request(const SpawnOptions& options) {
+  if (options.identity) return InvalidArgument("the fork server starts processes as its own account only");
   std::vector<int> fds;
   std::vector<bool> given;
   for (int fd : {options.stdin_fd, options.stdout_fd, options.stderr_fd}) {

@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <linux/close_range.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -51,7 +52,7 @@ ExitInfo FromWaitStatus(int status) {
   _exit(127);
 }
 
-enum ChildStep { kStepChdir = 1, kStepSession, kStepDup, kStepExec, kStepCgroup };
+enum ChildStep { kStepChdir = 1, kStepSession, kStepDup, kStepExec, kStepCgroup, kStepIdentity };
 
 }  // namespace
 
@@ -129,6 +130,10 @@ Result<pid_t> RealProcessLauncher::Spawn(const SpawnOptions& options) {
     if (!JoinCgroups(options.join_cgroups)) ChildFail(fd, kStepCgroup);
     if (options.new_session && setsid() < 0) ChildFail(fd, kStepSession);
     if (!options.new_session && options.new_process_group && setpgid(0, 0) < 0) ChildFail(fd, kStepSession);
+    if (const auto& id = options.identity;
+        id && (setgroups(id->groups.size(), id->groups.data()) != 0 || setgid(id->gid) != 0 || setuid(id->uid) != 0)) {
+      ChildFail(fd, kStepIdentity);
+    }
     if (options.parent_death_signal != 0) {
       prctl(PR_SET_PDEATHSIG, options.parent_death_signal);
     }
@@ -176,6 +181,9 @@ Result<pid_t> RealProcessLauncher::Spawn(const SpawnOptions& options) {
                       (payload[1] == ENOENT ? " (check the command's path and PATH)" : ""));
     case kStepCgroup:
       return Internal("cannot start '" + program + "': cannot join its cgroup: " + reason);
+    case kStepIdentity:
+      return PermissionDenied("cannot start '" + program + "' as uid " + std::to_string(options.identity->uid) + ": " +
+                              reason + " (only a server running as root runs jobs as other accounts)");
     default:
       return Internal("cannot start '" + program + "': " + reason);
   }

@@ -12,6 +12,10 @@
 //    so SignalGroup(pid, ...) reaches it and everything it starts that does not leave.
 //  - parent_death_signal: the child receives this signal when the spawning thread exits.
 //  - join_cgroups: a cgroup that cannot be joined fails the Spawn (Internal, naming it).
+//  - identity: the child becomes that account (supplementary groups, then group, then
+//    user) after joining its cgroups and before anything else it does, so its directory,
+//    its program and everything it starts are reached as that account; it needs a root
+//    parent, and failing to switch fails the Spawn. The fork server refuses it.
 //  - A process that raises its own soft limit on open files for its needs (a server's
 //    connections: FitToOpenFileLimit) records the limit it started with through
 //    KeepChildrensOpenFileLimit, and every child it spawns gets that limit back.
@@ -31,6 +35,13 @@
 
 namespace shoal {
 
+// A Unix identity a child process takes on (isolation/unix_account.h finds one by name).
+struct ProcessIdentity {
+  uid_t uid = 0;
+  gid_t gid = 0;
+  std::vector<gid_t> groups;
+};
+
 struct SpawnOptions {
   std::vector<std::string> argv;             // argv[0] is looked up in PATH if it has no '/'
   std::map<std::string, std::string> env;    // the child's whole environment
@@ -44,6 +55,7 @@ struct SpawnOptions {
   // cgroup.procs files the child writes itself into before anything else, so that every
   // process it starts is in its control groups from the first (isolation/cgroup_control.h).
   std::vector<std::string> join_cgroups;
+  std::optional<ProcessIdentity> identity;   // none: the parent's own
 };
 
 struct ExitInfo {

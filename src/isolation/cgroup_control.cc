@@ -130,6 +130,18 @@ Status CreateGroup(const CgroupGroup& group, const CgroupLimits& limits, bool pa
   return Status::Ok();
 }
 
+Status DelegateGroup(const CgroupGroup& group, uid_t uid, gid_t gid) {
+  for (const std::string& dir : group.Directories()) {
+    for (const std::string& path : {dir, dir + "/cgroup.procs", dir + "/tasks"}) {
+      if (path != dir && !Exists(path)) continue;  // v2 has no tasks file
+      if (chown(path.c_str(), uid, gid) != 0) {
+        return Internal("cannot hand the cgroup " + path + " to uid " + std::to_string(uid) + ": " + strerror(errno));
+      }
+    }
+  }
+  return Status::Ok();
+}
+
 std::vector<std::string> ProcsFiles(const CgroupGroup& group) {
   std::vector<std::string> files;
   for (const std::string& dir : group.Directories()) files.push_back(dir + "/cgroup.procs");

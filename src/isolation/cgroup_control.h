@@ -12,6 +12,12 @@
 //    which the kernel allows only while the group itself holds no process.
 //  - ProcsFiles lists the cgroup.procs file of each hierarchy: a process writes "0" into
 //    each to join the group (before it execs; see SpawnOptions::join_cgroups).
+//  - DelegateGroup lets an account make groups below this one and move its own processes
+//    between them (a job's AM running as its owner makes its tasks' groups): the group's
+//    directory and the files that take processes (cgroup.procs, and v1's tasks) become the
+//    account's in every hierarchy. The group's own limit files stay root's, so the
+//    account cannot raise what the group was given; the limits of the groups it makes are
+//    its own to set, and never take it beyond this group's.
 //  - KillGroup ends every process in the group and in every group below it, double-forked
 //    daemons included: v2 through cgroup.kill where the kernel has it; otherwise the
 //    group is frozen (v2 cgroup.freeze, v1 freezer.state), each process gets SIGKILL,
@@ -55,6 +61,7 @@ inline constexpr int64_t kCpuPeriodMicros = 100'000;
 Status CreateGroup(const CgroupGroup& group, const CgroupLimits& limits, bool parent_of_groups = false);
 // v2: enables the limited controllers for the group's children; v1: nothing to do.
 Status DelegateControllers(const CgroupGroup& group);
+Status DelegateGroup(const CgroupGroup& group, uid_t uid, gid_t gid);
 std::vector<std::string> ProcsFiles(const CgroupGroup& group);
 // Every pid in the group and the groups below it.
 std::vector<pid_t> ProcessesIn(const CgroupGroup& group);

@@ -1,8 +1,10 @@
 #include "isolation/cgroup_control.h"
 
-#include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <gtest/gtest.h>
 
 #include <chrono>
 #include <thread>
@@ -83,6 +85,23 @@ TEST_F(FakeV1, LimitsAreWrittenToEachHierarchy) {
   EXPECT_EQ(ProcsFiles(Group("job/task")).size(), 5u) << "a task joins every hierarchy";
   EXPECT_TRUE(DelegateControllers(Group("job")).ok());
   EXPECT_EQ(Read("/sys/fs/cgroup/memory/job/cgroup.subtree_control"), "(missing)") << "v1 has no subtree_control";
+}
+
+TEST_F(FakeV1, ADelegatedGroupTakesTheAccountsProcessesButKeepsItsLimits) {
+  if (geteuid() != 0) GTEST_SKIP() << "chown needs root";
+  ASSERT_TRUE(CreateGroup(Group("job"), CgroupLimits{1 << 30, 0, 0}).ok());
+  Write("/sys/fs/cgroup/memory/job/cgroup.procs", "");
+  Write("/sys/fs/cgroup/memory/job/tasks", "");
+  ASSERT_TRUE(DelegateGroup(Group("job"), 65534, 65534).ok());
+  auto owner = [&](const std::string& path) {
+    struct stat st {};
+    return stat((root_ + path).c_str(), &st) == 0 ? static_cast<int>(st.st_uid) : -1;
+  };
+  EXPECT_EQ(owner("/sys/fs/cgroup/memory/job"), 65534);
+  EXPECT_EQ(owner("/sys/fs/cgroup/pids/job"), 65534) << "every hierarchy";
+  EXPECT_EQ(owner("/sys/fs/cgroup/memory/job/cgroup.procs"), 65534);
+  EXPECT_EQ(owner("/sys/fs/cgroup/memory/job/tasks"), 65534);
+  EXPECT_EQ(owner("/sys/fs/cgroup/memory/job/memory.limit_in_bytes"), 0) << "the limit stays root's";
 }
 
 TEST_F(FakeV1, WithoutSwapAccountingOnlyTheMemoryLimitIsWritten) {

@@ -15,7 +15,8 @@ namespace shoal {
 
 JobManager::JobManager(JobStore& store, SeriesStore& series, ClusterBackend& backend, const Clock& clock,
                        std::string server_url, std::string home)
-    : store_(store), series_(series), backend_(backend), clock_(clock), server_url_(std::move(server_url)), home_(std::move(home)) {
+    : store_(store), series_(series), backend_(backend), clock_(clock), server_url_(std::move(server_url)), home_(std::move(home)),
+      jobs_dir_(home_ + "/jobs") {
   ClusterCapacity capacity = backend_.Capacity();
   backend_.SetChangeCallback([this] { Wake(); });  // an AM exited: poll now, not at the next tick
   free_ = capacity.total;
@@ -35,11 +36,11 @@ namespace {
 // Renames the attempt folders of `job` that its record does not know (their attempt ran,
 // but the history could not record it), so that no new attempt writes into them.
 // Returns a sentence for each, for the job's message.
-std::vector<std::string> SetAsideUnrecordedAttempts(const std::string& home, const JobRecord& job, int64_t now_ms) {
+std::vector<std::string> SetAsideUnrecordedAttempts(const std::string& jobs, const JobRecord& job, int64_t now_ms) {
   namespace fs = std::filesystem;
   std::vector<std::string> notes;
   std::error_code ec;
-  fs::path jobs_dir = fs::path(home) / "jobs" / job.id;
+  fs::path jobs_dir = fs::path(jobs) / job.id;
   for (const auto& entry : fs::directory_iterator(jobs_dir, ec)) {
     std::string name = entry.path().filename().string();
     if (!name.starts_with("attempt-") || name.find_first_not_of("0123456789", 8) != std::string::npos) continue;
@@ -61,7 +62,7 @@ std::vector<std::string> SetAsideUnrecordedAttempts(const std::string& home, con
 Status JobManager::Recover() {
   ASSIGN_OR_RETURN(std::vector<JobRecord> unfinished, store_.LoadUnfinished());
   for (JobRecord& job : unfinished) {
-    for (const std::string& note : SetAsideUnrecordedAttempts(home_, job, clock_.WallMillis())) {
+    for (const std::string& note : SetAsideUnrecordedAttempts(jobs_dir_, job, clock_.WallMillis())) {
       job.message = job.message.empty() ? note : job.message + "; " + note;
     }
   }
@@ -202,6 +203,7 @@ Result<std::string> JobManager::Submit(JobSpec spec) {
                            "` (set SHOAL_SERVER or --home), or drop the cluster field");
   }
   RETURN_IF_ERROR(backend_.Accepts(spec));
+  if (accounts_) RETURN_IF_ERROR(accounts_(spec).status());
   std::vector<SpecIssue> issues = CheckFits(spec, backend_.Capacity());
   if (const FrameworkAdapter* framework = FindFramework(spec.framework)) {
     auto more = framework->Validate(spec);
@@ -581,7 +583,7 @@ std::vector<std::string> JobManager::AdmitQueued() {
     AttemptRecord attempt;
     attempt.number = static_cast<int>(job.attempts.size()) + 1;
     attempt.started_ms = clock_.WallMillis();
-    attempt.dir = home_ + "/jobs/" + job.id + "/attempt-" + std::to_string(attempt.number);
+    attempt.dir = jobs_dir_ + "/" + job.id + "/attempt-" + std::to_string(attempt.number);
     attempt.task_gpus = admission.task_gpus;
     job.attempts.push_back(attempt);
     job.state = JobState::kRunning;
@@ -646,13 +648,20 @@ void JobManager::Step() {
       for (const std::string& id : AdmitQueued()) to_start.emplace_back(id, LaunchFor(live_[id]));
     }
   }
-  for (const auto& [id, launch] : to_start) {
-    Result<AttemptHandle> handle = backend_.StartAttempt(launch);
+  for (auto& [id, launch] : to_start) {
+    Result<AttemptHandle> handle = StartAttempt(launch);
     std::lock_guard lock(mutex_);
     Started(id, handle);
   }
   Flush();
   ++passes_;
+}
+
+Result<AttemptHandle> JobManager::StartAttempt(AttemptLaunch& launch) {
+  if (accounts_) {
+    ASSIGN_OR_RETURN(launch.run_as, accounts_(launch.spec));
+  }
+  return backend_.StartAttempt(launch);
 }
 
 void JobManager::SchedulerLoop() {

@@ -109,6 +109,12 @@ class JobManager {
   // How attempts' tokens are made (ServerAuth::AttemptToken); set before Start(). Without
   // it AMs get no token (tests whose AMs never call the server).
   void set_attempt_tokens(std::function<std::string(const std::string&, int)> tokens) { attempt_tokens_ = std::move(tokens); }
+  // The Unix account each job runs as (JobAccounts::AccountFor): asked at submit, where
+  // an error refuses the job, and again as each attempt starts (an error fails it). Without
+  // it every job runs as the server. Set before Start().
+  void set_accounts(std::function<Result<std::string>(const JobSpec&)> accounts) { accounts_ = std::move(accounts); }
+  // Where attempts' folders are made (<jobs dir>/<job>/attempt-N); default <home>/jobs.
+  void set_jobs_dir(std::string dir) { jobs_dir_ = std::move(dir); }
 
   // The log file of one task; attempt 0 means the latest.
   Result<std::string> LogPath(const std::string& id, int attempt, const std::string& role, int index);
@@ -126,6 +132,8 @@ class JobManager {
   // caller starts them outside the mutex.
   std::vector<std::string> AdmitQueued();             // REQUIRES mutex_
   void Started(const std::string& id, const Result<AttemptHandle>& handle);  // REQUIRES mutex_
+  // Names the attempt's account (accounts_) and hands it to the backend; without the lock.
+  Result<AttemptHandle> StartAttempt(AttemptLaunch& launch);
   // Writes every changed record to the history, outside mutex_, oldest change first.
   void Flush();
   // cluster_failure: the backend's words when the cluster itself ended the attempt.
@@ -166,6 +174,8 @@ class JobManager {
   int background_running_ = 0;                       // GUARDED_BY(mutex_)
   Histogram heartbeat_rtt_;                          // thread-safe itself
   std::function<std::string(const std::string&, int)> attempt_tokens_;
+  std::function<Result<std::string>(const JobSpec&)> accounts_;
+  std::string jobs_dir_;
   std::function<void()> change_listener_;
 };
 

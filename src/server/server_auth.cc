@@ -82,6 +82,10 @@ std::optional<Caller> ServerAuth::Identify(const std::string& authorization) con
   return std::nullopt;
 }
 
+std::optional<std::string> ServerAuth::UnixUserOf(const std::string& user) const {
+  return users_ ? users_->UnixUserOf(user) : std::nullopt;
+}
+
 std::string ServerAuth::AttemptToken(const std::string& job_id, int attempt) const {
   return HmacSha256Hex(token_, "attempt " + job_id + "/" + std::to_string(attempt));
 }

@@ -69,6 +69,10 @@ class ServerAuth {
   // The token of one attempt: HMAC-SHA256 of "attempt J/N" under the server's token, so it
   // survives server restarts without being stored, and reveals nothing of the server's.
   std::string AttemptToken(const std::string& job_id, int attempt) const;
+  // The name the server's own token stands for (its owner).
+  const std::string& owner() const { return owner_; }
+  // The Unix account a user is linked to in users.json (`shoal user add --unix-user`).
+  std::optional<std::string> UnixUserOf(const std::string& user) const;
 
  private:
   ServerAuth(std::string token, bool loopback, std::string owner, std::shared_ptr<UserTokens> users);

@@ -23,8 +23,10 @@
 #include "common/token_file.h"
 #include "common/paths.h"
 #include "common/units.h"
+#include "isolation/unix_account.h"
 #include "server/api.h"
 #include "server/long_polls.h"
+#include "server/job_accounts.h"
 #include "server/server_auth.h"
 #include "server/server_hooks.h"
 #include "server/web_ui.h"
@@ -99,6 +101,13 @@ int ServerCommand(int argc, char** argv) {
                  "on (default): hold each local task to its memory, CPUs and a process count in a cgroup of its own "
                  "where this host allows it (docs/isolation.md); off: run tasks unlimited")
       ->check(CLI::IsMember({"on", "off"}));
+  std::string run_as, jobs_dir;
+  app.add_option("--run-as", run_as,
+                 "on a server started as root: the Unix account its owner's own jobs run as (default: root); other "
+                 "users' jobs run as the account `shoal user add --unix-user` linked to them (docs/isolation.md)");
+  app.add_option("--jobs-dir", jobs_dir,
+                 "where each job's folder (logs, task folders) is made (default <home>/jobs); a root server that runs "
+                 "jobs as other accounts needs one they can pass through, such as /var/lib/shoal/jobs");
   app.add_flag("--stop", stop, "stop the server running for --home (running jobs go on and are re-attached at restart)");
   try {
     app.parse(argc, argv);
@@ -129,8 +138,27 @@ int ServerCommand(int argc, char** argv) {
   }
   if (gpus >= 0) capacity.total.gpus = capacity.largest.gpus = gpus;
 
-  if (Status s = MakeDirectories(home + "/jobs"); !s.ok()) {
+  const bool as_root = geteuid() == 0;
+  if (!run_as.empty()) {
+    if (!as_root) {
+      std::fprintf(stderr, "shoal server: --run-as needs a server started as root; this one runs every job as %s\n",
+                   CurrentUserName().c_str());
+      return 2;
+    }
+    if (auto account = LookUpAccount(run_as); !account.ok()) {
+      std::fprintf(stderr, "shoal server: --run-as: %s\n", account.status().message().c_str());
+      return 2;
+    }
+  }
+  jobs_dir = jobs_dir.empty() ? home + "/jobs" : AbsolutePath(jobs_dir);
+  if (Status s = MakeDirectories(jobs_dir); !s.ok()) {
     std::fprintf(stderr, "shoal server: %s\n", s.message().c_str());
+    return 2;
+  }
+  // Each job's folder is its account's alone (mode 0700); the accounts pass through this
+  // one to reach theirs and can list nothing in it.
+  if (jobs_dir != home + "/jobs" && chmod(jobs_dir.c_str(), as_root ? 0711 : 0700) != 0) {
+    std::fprintf(stderr, "shoal server: --jobs-dir %s: %s\n", jobs_dir.c_str(), std::strerror(errno));
     return 2;
   }
   // The home holds the token, the history with its secrets and every job's logs: its
@@ -201,6 +229,19 @@ int ServerCommand(int argc, char** argv) {
   http.set_parking_rule(ParkJobWaits(jobs));
   jobs.set_change_listener([&http] { http.WakeParked(); });
   jobs.set_attempt_tokens([&auth](const std::string& job, int attempt) { return auth->AttemptToken(job, attempt); });
+  jobs.set_jobs_dir(jobs_dir);
+  if (cluster == "local") {
+    JobAccounts accounts({.server_is_root = as_root,
+                          .server_owner = auth->owner(),
+                          .run_as = run_as,
+                          .jobs_dir = jobs_dir,
+                          .linked = [&auth](const std::string& user) { return auth->UnixUserOf(user); }});
+    jobs.set_accounts([accounts](const JobSpec& spec) { return accounts.AccountFor(spec); });
+    LogInfo(as_root ? "each job runs as its owner's Unix account; the server owner's as " +
+                          (run_as.empty() ? std::string("root") : run_as)
+                    : "every job runs as " + CurrentUserName() + ", this server's own account: its users share one "
+                      "Unix identity (docs/isolation.md)");
+  }
   if (Status s = jobs.Start(); !s.ok()) {
     std::fprintf(stderr, "shoal server: %s\n", s.message().c_str());
     return 1;

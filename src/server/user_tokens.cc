@@ -19,8 +19,10 @@ Result<Json> UsersOf(const Json& file, const std::string& path) {
   for (const auto& [name, user] : file["users"].items()) {
     bool token_ok = user.is_object() && user.contains("token") && user["token"].is_string() &&
                     user["token"].get<std::string>().size() >= 32;
-    if (!token_ok || (user.contains("admin") && !user["admin"].is_boolean()) || !CheckUserName(name).ok()) {
-      return InvalidArgument(path + ": user '" + name + "' needs a \"token\" of at least 32 characters and a boolean \"admin\"");
+    bool account_ok = !user.is_object() || !user.contains("unix_user") || user["unix_user"].is_string();
+    if (!token_ok || !account_ok || (user.contains("admin") && !user["admin"].is_boolean()) || !CheckUserName(name).ok()) {
+      return InvalidArgument(path + ": user '" + name + "' needs a \"token\" of at least 32 characters, a boolean "
+                             "\"admin\" and, if any, a string \"unix_user\"");
     }
   }
   return file["users"];
@@ -37,7 +39,7 @@ Status CheckUserName(const std::string& name) {
                          "starting with a letter or digit");
 }
 
-Result<std::string> AddUser(const std::string& home, const std::string& name, bool admin) {
+Result<std::string> AddUser(const std::string& home, const std::string& name, bool admin, const std::string& unix_user) {
   RETURN_IF_ERROR(CheckUserName(name));
   Json file = {{"users", Json::object()}};
   if (auto text = ReadFile(UsersPath(home)); text.ok()) {
@@ -46,6 +48,7 @@ Result<std::string> AddUser(const std::string& home, const std::string& name, bo
   }
   ASSIGN_OR_RETURN(std::string token, RandomToken(32));
   file["users"][name] = {{"token", token}, {"admin", admin}};
+  if (!unix_user.empty()) file["users"][name]["unix_user"] = unix_user;
   RETURN_IF_ERROR(WriteSecretFileAtomic(UsersPath(home), file.dump(2) + "\n"));
   return token;
 }
@@ -59,6 +62,13 @@ std::optional<Caller> UserTokens::Find(const std::string& token) {
     if (SecretEquals(token, user["token"].get<std::string>())) found = Caller{name, user.value("admin", false)};
   }
   return found;
+}
+
+std::optional<std::string> UserTokens::UnixUserOf(const std::string& name) {
+  std::lock_guard lock(mutex_);
+  ReloadIfChanged();
+  if (!users_.contains(name) || !users_[name].contains("unix_user")) return std::nullopt;
+  return users_[name]["unix_user"].get<std::string>();
 }
 
 void UserTokens::ReloadIfChanged() {

@@ -2,10 +2,13 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -66,12 +69,55 @@ ClusterCapacity DetectLocalCapacity() {
 LocalBackend::LocalBackend(ClusterCapacity capacity, std::string shoal_executable, ProcessLauncher& processes,
                            TaskIsolation isolation, int kill_grace_ms)
     : capacity_(capacity), isolation_(std::move(isolation)), executable_(std::move(shoal_executable)),
-      processes_(processes), kill_grace_ms_(kill_grace_ms) {}
+      processes_(processes), kill_grace_ms_(kill_grace_ms) {
+  if (auto own = CurrentAccount(); own.ok()) own_account_ = *own;
+}
+
+namespace {
+
+// What a whole attempt may use: its tasks' limits added up, and the AM's allowance.
+CgroupLimits WholeAttemptLimits(const JobSpec& spec) {
+  CgroupLimits limits{kAmMemoryAllowance, 1, 1024};
+  for (const RoleSpec& role : spec.roles) {
+    limits.memory_bytes += role.instances * role.resources.memory_bytes;
+    limits.cpus += role.instances * role.resources.cpus;
+    limits.pids += role.instances * kTaskPidsLimit;
+  }
+  return limits;
+}
+
+}  // namespace
+
+Result<CgroupGroup> LocalBackend::MakeAttemptGroup(const AttemptLaunch& launch, const UnixAccount* account) {
+  CgroupGroup attempt = AttemptGroup(isolation_.jobs, launch.job_id, launch.attempt);
+  Status made = CreateGroup(attempt, account ? WholeAttemptLimits(launch.spec) : CgroupLimits{}, /*parent_of_groups=*/true);
+  if (made.ok()) made = CreateGroup(AmGroup(attempt), {});
+  if (made.ok() && account) made = DelegateGroup(attempt, account->uid, account->gid);
+  if (!made.ok()) return made.WithContext("cannot make the attempt's cgroup");
+  return attempt;
+}
 
 Result<AttemptHandle> LocalBackend::StartAttempt(const AttemptLaunch& launch) {
+  std::optional<UnixAccount> account;
+  if (!launch.run_as.empty() && launch.run_as != own_account_.name) {
+    ASSIGN_OR_RETURN(account, LookUpAccount(launch.run_as));
+    if (account->uid == own_account_.uid) account.reset();
+  }
+  // The job's folder and the attempt's are the account's alone: no other job reads its logs.
   RETURN_IF_ERROR(MakeDirectories(launch.attempt_dir));
+  for (const std::string& folder : {DirName(launch.attempt_dir), launch.attempt_dir}) {
+    if (account) {
+      RETURN_IF_ERROR(HandOver(folder, *account));
+    } else if (chmod(folder.c_str(), 0700) != 0) {
+      return Internal("cannot make " + folder + " private: " + std::strerror(errno));
+    }
+  }
   // The AM inherits only the allowlist, never the server's own environment.
   auto env = InheritedEnvironment(CurrentEnvironment());
+  if (account) {
+    env["HOME"] = account->home;
+    env["USER"] = env["LOGNAME"] = account->name;
+  }
   env[protocol::kAttemptTokenVariable] = launch.token;
   env["SHOAL_JOB_ID"] = launch.job_id;
   env["SHOAL_ATTEMPT"] = std::to_string(launch.attempt);
@@ -82,21 +128,22 @@ Result<AttemptHandle> LocalBackend::StartAttempt(const AttemptLaunch& launch) {
                                    "--backend", "local", "--server-info", launch.server_info};
   std::vector<std::string> join;
   if (isolation_.enforced()) {
-    CgroupGroup attempt = AttemptGroup(isolation_.jobs, launch.job_id, launch.attempt);
-    Status made = CreateGroup(attempt, {}, /*parent_of_groups=*/true);
-    if (made.ok()) made = CreateGroup(AmGroup(attempt), {});
-    if (!made.ok()) return made.WithContext("cannot make the attempt's cgroup");
+    ASSIGN_OR_RETURN(CgroupGroup attempt, MakeAttemptGroup(launch, account ? &*account : nullptr));
     argv.insert(argv.end(), {"--cgroup", attempt.Encode()});
     join = ProcsFiles(AmGroup(attempt));
   }
   int log = OpenLog(launch.attempt_dir + "/am.log");
+  if (log >= 0 && account && fchown(log, account->uid, account->gid) != 0) LogError("cannot give am.log to " + account->name);
+  std::optional<ProcessIdentity> identity;
+  if (account) identity = ProcessIdentity{account->uid, account->gid, account->groups};
   auto pid = processes_.Spawn({.argv = argv,
                                .env = env,
                                .cwd = launch.attempt_dir,
                                .new_session = true,
                                .stdout_fd = log,
                                .stderr_fd = log,
-                               .join_cgroups = join});
+                               .join_cgroups = join,
+                               .identity = identity});
   if (log >= 0) close(log);
   if (!pid.ok()) return pid.status().WithContext("cannot start the application master");
   std::lock_guard lock(mutex_);

@@ -18,6 +18,13 @@
 //    kTaskPidsLimit processes. KillAttempt and CleanUpAttempt end every process in the
 //    attempt's group, daemons that left their session and `env -i` included, then
 //    remove the groups. Without one, tasks run unlimited and TaskLimits says why.
+//  - Identity: the job's folder and the attempt's are mode 0700, the account's the
+//    attempt runs as. With a `run_as` account other than the server's own (a root
+//    server), the AM starts as that account (its HOME, USER and LOGNAME too) and so do the
+//    agents and programs it starts; the attempt's cgroup is delegated to it
+//    (DelegateGroup) with the whole attempt's limits on it: its tasks' added up, and
+//    kAmMemoryAllowance and one CPU for the AM and mpirun, so the account, which sets
+//    its own tasks' limits, can never take more than the attempt asked for.
 // Thread-safety: StartAttempt, PollAttempt and KillAttempt may be called from different
 // threads; the set of children is guarded by a mutex.
 #pragma once
@@ -29,8 +36,13 @@
 #include "backend/cluster_backend.h"
 #include "common/child_watcher.h"
 #include "isolation/task_isolation.h"
+#include "isolation/unix_account.h"
 
 namespace shoal {
+
+// What an attempt's AM (with mpirun, for MPI jobs) may use beside its tasks, when the
+// attempt runs as another account and its whole is limited.
+inline constexpr int64_t kAmMemoryAllowance = 512LL << 20;
 
 // The machine's own capacity: cores, memory and nvidia-smi's GPUs.
 ClusterCapacity DetectLocalCapacity();
@@ -52,8 +64,11 @@ class LocalBackend final : public ClusterBackend {
   std::vector<ClusterNode> Nodes() override;  // this machine, "up"; its allocation is admission's
 
  private:
+  // The attempt's cgroup, made (and handed to `account` when given), or why not.
+  Result<CgroupGroup> MakeAttemptGroup(const AttemptLaunch& launch, const UnixAccount* account);
   ClusterCapacity capacity_;
   TaskIsolation isolation_;
+  UnixAccount own_account_;  // the server's
   std::unique_ptr<ChildWatcher> watcher_;  // wakes the scheduler when an AM exits
   std::string executable_;
   ProcessLauncher& processes_;
