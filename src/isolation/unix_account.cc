@@ -10,6 +10,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include "common/files.h"
+
 namespace shoal {
 namespace {
 
@@ -108,6 +110,22 @@ Status CheckReachable(const UnixAccount& account, const std::string& path, bool 
 Status HandOver(const std::string& path, const UnixAccount& account) {
   if (chown(path.c_str(), account.uid, account.gid) != 0 || chmod(path.c_str(), 0700) != 0) {
     return Internal("cannot give " + path + " to Unix account " + account.name + ": " + std::strerror(errno));
+  }
+  return Status::Ok();
+}
+
+}  // namespace shoal
+
+namespace shoal {
+
+Status MakeAttemptFolders(const std::string& attempt_dir, const UnixAccount* account) {
+  RETURN_IF_ERROR(MakeDirectories(attempt_dir));
+  for (const std::string& folder : {DirName(attempt_dir), attempt_dir}) {
+    if (account) {
+      RETURN_IF_ERROR(HandOver(folder, *account));
+    } else if (chmod(folder.c_str(), 0700) != 0) {
+      return Internal("cannot make " + folder + " private: " + std::strerror(errno));
+    }
   }
   return Status::Ok();
 }

@@ -12,6 +12,9 @@
 //    names the first folder that stops it, its owner and mode.
 //  - HandOver(path, account) gives a folder Shoal made to the account: owner, group and
 //    mode 0700, so no other account (root aside) can list or enter it.
+//  - MakeAttemptFolders(attempt_dir, account) makes an attempt's folder and hands it and
+//    its job's folder (the one above) to `account`, or, with none, makes both 0700 and
+//    leaves them this process's.
 // Thread-safety: functions of the system's state; safe from any thread.
 #pragma once
 
@@ -40,5 +43,6 @@ Result<UnixAccount> CurrentAccount();
 
 Status CheckReachable(const UnixAccount& account, const std::string& path, bool enter_only = false);
 Status HandOver(const std::string& path, const UnixAccount& account);
+Status MakeAttemptFolders(const std::string& attempt_dir, const UnixAccount* account);
 
 }  // namespace shoal

@@ -230,7 +230,7 @@ int ServerCommand(int argc, char** argv) {
   jobs.set_change_listener([&http] { http.WakeParked(); });
   jobs.set_attempt_tokens([&auth](const std::string& job, int attempt) { return auth->AttemptToken(job, attempt); });
   jobs.set_jobs_dir(jobs_dir);
-  if (cluster == "local") {
+  {
     JobAccounts accounts({.server_is_root = as_root,
                           .server_owner = auth->owner(),
                           .run_as = run_as,

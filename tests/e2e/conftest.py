@@ -169,3 +169,19 @@ def shoal(tmp_path):
         except ProcessLookupError:
             pass
     assert not leaked, f"processes left running after the test: {leaked}"
+
+
+@pytest.fixture(scope="module")
+def unix_accounts():
+    """Two Unix accounts, shoal-ann and shoal-bob, made for a module's tests (needs root)
+    and removed after it: {name: its pwd entry}."""
+    import pwd
+    names = ("shoal-ann", "shoal-bob")
+    made = []
+    for name in names:
+        if subprocess.run(["getent", "passwd", name], capture_output=True).returncode != 0:
+            subprocess.run(["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", name], check=True)
+            made.append(name)
+    yield {name: pwd.getpwnam(name) for name in names}
+    for name in made:
+        subprocess.run(["userdel", name], capture_output=True)

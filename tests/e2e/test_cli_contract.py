@@ -57,7 +57,7 @@ def test_a_job_id_may_be_given_as_its_number(shoal, tmp_path):
 
 def test_list_filters_by_user_name_and_state_and_pages(shoal, tmp_path):
     shoal.start_server()
-    alice = shoal.run("user", "add", "alice", check=0).stdout.strip().split()[-1]
+    alice = shoal.run("user", "add", "alice", "--unix-user", "root", check=0).stdout.strip().split()[-1]
     as_alice = dict(shoal.env, SHOAL_TOKEN=alice)
     ids = []
     for name, env in (("train-a", None), ("eval-b", as_alice), ("train-c", as_alice)):

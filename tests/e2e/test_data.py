@@ -494,7 +494,7 @@ def test_an_input_gone_by_the_time_the_job_starts_fails_it_before_any_task(shoal
     url = json.loads((shoal.home / "server.json").read_text())["url"]
 
     def post(spec_text):
-        body = json.dumps({"spec": spec_text, "base_dir": str(tmp_path), "user": "test"}).encode()
+        body = json.dumps({"spec": spec_text, "base_dir": str(tmp_path)}).encode()
         request = urllib.request.Request(f"{url}/api/v1/jobs", body, {"Content-Type": "application/json",
                                                                        "Authorization": f"Bearer {shoal.token()}",
                                                                        "Connection": "close"})

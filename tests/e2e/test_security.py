@@ -34,8 +34,9 @@ def post(url, path, token=None):
 def test_users_act_on_their_own_jobs_and_secrets_are_masked(shoal, tmp_path):
     shoal.start_server()
     url = json.loads((shoal.home / "server.json").read_text())["url"]
-    ann = shoal.run("user", "add", "ann", check=0).stdout.strip()
-    bob = shoal.run("user", "add", "bob", check=0).stdout.strip()
+    # Both run as root here; test_identity.py runs users' jobs as accounts of their own.
+    ann = shoal.run("user", "add", "ann", "--unix-user", "root", check=0).stdout.strip()
+    bob = shoal.run("user", "add", "bob", "--unix-user", "root", check=0).stdout.strip()
     assert len(ann) == 64 and ann != bob
     assert oct((shoal.home / "users.json").stat().st_mode)[-3:] == "600"
 

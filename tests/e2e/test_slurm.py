@@ -65,7 +65,7 @@ def on_slurm(shoal, slurm_cluster, request):
     finally:
         left = slurm("squeue", "-h", "-o", "%i %j %T")
         if left.strip():
-            slurm("scancel", "--user=root")
+            slurm("scancel", *[line.split()[0] for line in left.splitlines() if line.strip()])
             wait_for(lambda: not slurm("squeue", "-h").strip(), 30, what="cancelled jobs to end")
     assert not left.strip(), f"jobs left in Slurm after the test:\n{left}"
     assert not slurm("squeue", "-h", "--steps").strip()
@@ -352,3 +352,32 @@ roles:
     assert tasks[("worker", 1)]["state"] == "FAILED", tasks
     assert (tmp_path / "got.0").read_text() == "TERM\n", on_slurm.log_tails()
     assert tasks[("worker", 0)]["exit_code"] == 0, tasks[("worker", 0)]
+
+
+IDENTITY_JOBS = "/tmp/shoal-slurm-identity-jobs"
+
+
+@pytest.mark.server_args("--jobs-dir", IDENTITY_JOBS)
+def test_a_root_server_submits_each_job_as_its_owners_account(on_slurm, unix_accounts):
+    """Slurm itself runs the job as the owner's account: its user in squeue, the AM and
+    the program as that uid, the attempt's folder that account's."""
+    work = Path(IDENTITY_JOBS).parent / "shoal-slurm-identity-work"
+    work.mkdir(mode=0o755, exist_ok=True)
+    ann = on_slurm.run("user", "add", "ann", "--unix-user", "shoal-ann", check=0).stdout.strip()
+    spec = write_spec(work, """
+name: as-ann
+roles:
+  worker:
+    memory: 256M
+    command: echo "program runs as $(id -un)"; sleep 2
+""", name="ann.yaml")
+    job_id = on_slurm.run("submit", str(spec), env=dict(on_slurm.env, SHOAL_TOKEN=ann), check=0).stdout.strip()
+    on_slurm.wait_state(job_id, "RUNNING", timeout=60)
+    wait_for(lambda: "shoal-ann" in slurm("squeue", "-h", "-o", "%u"), 30, what="Slurm to show the job as shoal-ann's")
+    on_slurm.wait_state(job_id, "SUCCEEDED", timeout=60)
+    assert "program runs as shoal-ann" in on_slurm.logs(job_id)
+    attempt = Path(IDENTITY_JOBS) / job_id / "attempt-1"
+    assert attempt.stat().st_uid == unix_accounts["shoal-ann"].pw_uid
+    assert oct(attempt.parent.stat().st_mode)[-3:] == "700"
+    shutil.rmtree(IDENTITY_JOBS, ignore_errors=True)
+    shutil.rmtree(work, ignore_errors=True)

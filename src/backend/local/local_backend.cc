@@ -104,14 +104,7 @@ Result<AttemptHandle> LocalBackend::StartAttempt(const AttemptLaunch& launch) {
     if (account->uid == own_account_.uid) account.reset();
   }
   // The job's folder and the attempt's are the account's alone: no other job reads its logs.
-  RETURN_IF_ERROR(MakeDirectories(launch.attempt_dir));
-  for (const std::string& folder : {DirName(launch.attempt_dir), launch.attempt_dir}) {
-    if (account) {
-      RETURN_IF_ERROR(HandOver(folder, *account));
-    } else if (chmod(folder.c_str(), 0700) != 0) {
-      return Internal("cannot make " + folder + " private: " + std::strerror(errno));
-    }
-  }
+  RETURN_IF_ERROR(MakeAttemptFolders(launch.attempt_dir, account ? &*account : nullptr));
   // The AM inherits only the allowlist, never the server's own environment.
   auto env = InheritedEnvironment(CurrentEnvironment());
   if (account) {

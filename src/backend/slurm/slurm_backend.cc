@@ -9,6 +9,7 @@
 #include "backend/slurm/slurm_job.h"
 #include "common/files.h"
 #include "common/log.h"
+#include "isolation/unix_account.h"
 #include "protocol/attempt_messages.h"
 
 namespace shoal {
@@ -84,7 +85,11 @@ Status SlurmBackend::Accepts(const JobSpec& spec) const {
 
 Result<AttemptHandle> SlurmBackend::StartAttempt(const AttemptLaunch& launch) {
   RETURN_IF_ERROR(Accepts(launch.spec));
-  RETURN_IF_ERROR(MakeDirectories(launch.attempt_dir));
+  std::optional<UnixAccount> account;
+  if (!launch.run_as.empty()) {
+    ASSIGN_OR_RETURN(account, LookUpAccount(launch.run_as));
+  }
+  RETURN_IF_ERROR(MakeAttemptFolders(launch.attempt_dir, account ? &*account : nullptr));
   BatchJob job;
   job.name = SlurmJobName(options_.server_id, launch.job_id, launch.attempt);
   job.attempt_dir = launch.attempt_dir;
@@ -102,7 +107,13 @@ Result<AttemptHandle> SlurmBackend::StartAttempt(const AttemptLaunch& launch) {
   std::string script_path = launch.attempt_dir + "/batch.sh";
   RETURN_IF_ERROR(WriteFileAtomic(script_path, BatchScript(job)));
   // The attempt's token travels in sbatch's exported environment, never in the script.
-  ASSIGN_OR_RETURN(CommandOutput out, commands_.Run({"sbatch", "--parsable", script_path},
+  std::vector<std::string> sbatch = {"sbatch", "--parsable"};
+  if (account) {  // a root server submits as the job's account (sbatch lets root alone)
+    sbatch.push_back("--uid=" + std::to_string(account->uid));
+    sbatch.push_back("--gid=" + std::to_string(account->gid));
+  }
+  sbatch.push_back(script_path);
+  ASSIGN_OR_RETURN(CommandOutput out, commands_.Run(sbatch,
                                                     {{protocol::kAttemptTokenVariable, launch.token}}));
   if (!out.ok()) return InvalidArgument("Slurm refused the attempt: sbatch said: " + out.Said() + "; the script is " + script_path);
   ASSIGN_OR_RETURN(std::string id, ParseSbatchJobId(out.out));

@@ -9,6 +9,9 @@
 //    refusal (a job that can never run, a bad partition) is the attempt's error. Slurm
 //    gives each component of a heterogeneous job nodes of its own, so a job with more
 //    roles than the cluster has usable nodes is refused before sbatch.
+//  - With a `run_as` account (a root server), the attempt's folders are the account's
+//    and sbatch submits the job as it (--uid, --gid), so Slurm runs the AM, its steps and
+//    the programs as that account, and its fair share and accounting see that user.
 //  - PollAttempt reads a cache. StartPolling() starts the thread that keeps it: squeue
 //    (JSON) at most once per poll interval for every attempt it watches, falling back to
 //    `scontrol show job` and sacct for a job squeue no longer lists. Without that thread
