@@ -32,22 +32,22 @@ void SpecFlags::AddTo(CLI::App& app) {
   app.add_option("--set", set, "any spec field: PATH=VALUE, e.g. roles.worker.instances=4 (repeatable)");
 }
 
-Result<std::vector<std::string>> SpecFlags::Overrides() const {
+Result<std::vector<std::string>> SpecFlags::Overrides(std::map<std::string, std::string>* typed) const {
   std::vector<std::string> out;
-  auto scalar = [&](const std::string& value, const char* path) {
-    if (!value.empty()) out.push_back(std::string(path) + "=" + value);
+  std::map<std::string, std::string> names;
+  auto field = [&](const std::string& value, const char* path, const char* flag, bool literal) {
+    if (value.empty()) return;
+    out.push_back(std::string(path) + (literal ? ":=" : "=") + value);
+    names[path] = std::string(flag) + " " + value;
   };
-  auto text = [&](const std::string& value, const char* path) {
-    if (!value.empty()) out.push_back(std::string(path) + ":=" + value);
-  };
-  text(name, "name");
-  text(framework, "framework");
-  text(cluster, "cluster");
-  text(workdir, "workdir");
-  scalar(max_attempts, "max_attempts");
-  scalar(heartbeat_timeout, "timeouts.heartbeat");
-  scalar(register_timeout, "timeouts.register");
-  scalar(job_timeout, "timeouts.job");
+  field(name, "name", "--name", true);
+  field(framework, "framework", "--framework", true);
+  field(cluster, "cluster", "--cluster", true);
+  field(workdir, "workdir", "--workdir", true);
+  field(max_attempts, "max_attempts", "--max-attempts", false);
+  field(heartbeat_timeout, "timeouts.heartbeat", "--heartbeat-timeout", false);
+  field(register_timeout, "timeouts.register", "--register-timeout", false);
+  field(job_timeout, "timeouts.job", "--job-timeout", false);
   auto job_env = [&](const std::vector<std::string>& values, const char* flag, const char* suffix) -> Status {
     for (const auto& e : values) {
       size_t eq = e.find('=');
@@ -65,7 +65,9 @@ Result<std::vector<std::string>> SpecFlags::Overrides() const {
       if (eq == std::string::npos || eq == 0) {
         return InvalidArgument(std::string("--") + flag + " '" + v + "': write ROLE=VALUE, e.g. --" + flag + " worker=2");
       }
-      out.push_back("roles." + v.substr(0, eq) + "." + field + (literal ? ":=" : "=") + v.substr(eq + 1));
+      std::string path = "roles." + v.substr(0, eq) + "." + field;
+      out.push_back(path + (literal ? ":=" : "=") + v.substr(eq + 1));
+      names[path] = std::string("--") + flag + " " + (literal ? v.substr(0, eq) + "=..." : v);
     }
     return Status::Ok();
   };
@@ -84,6 +86,7 @@ Result<std::vector<std::string>> SpecFlags::Overrides() const {
     out.push_back("roles." + v.substr(0, colon) + ".env." + assignment.substr(0, eq) + ":=" + assignment.substr(eq + 1));
   }
   out.insert(out.end(), set.begin(), set.end());
+  if (typed) *typed = std::move(names);
   return out;
 }
 
@@ -100,7 +103,7 @@ Result<std::string> ReadSpecFile(const std::string& path) {
 Result<ParsedSpec> LoadSpec(const SpecFlags& flags) {
   ParseOptions options;
   options.known_frameworks = KnownFrameworks();
-  ASSIGN_OR_RETURN(options.overrides, flags.Overrides());
+  ASSIGN_OR_RETURN(options.overrides, flags.Overrides(&options.flag_names));
   std::string text;
   if (flags.file.empty()) {
     options.source_name = "flags";

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -31,7 +32,9 @@ struct SpecFlags {
 
   void AddTo(CLI::App& app);
   // The overrides, in the order they apply; InvalidArgument for a malformed flag.
-  Result<std::vector<std::string>> Overrides() const;
+  // `typed`, when given, gets each override's path and the flag as typed, for errors
+  // (ParseOptions::flag_names); secret values are left out of it.
+  Result<std::vector<std::string>> Overrides(std::map<std::string, std::string>* typed = nullptr) const;
 };
 
 // The spec file's text: InvalidArgument naming it when it is missing, a folder, or

@@ -23,6 +23,26 @@ TEST(SpecFlags, NamedFlagsBecomeOverrides) {
                                                   "timeouts.job=1h"}));
 }
 
+TEST(SpecFlags, AnErrorNamesTheFlagAsTheUserTypedIt) {
+  SpecFlags flags;
+  flags.instances = {"worker=-1"};
+  flags.max_attempts = "0";
+  flags.command = {"worker=echo secret-ish"};
+  std::map<std::string, std::string> typed;
+  ASSERT_TRUE(flags.Overrides(&typed).ok());
+  EXPECT_EQ(typed["roles.worker.instances"], "--instances worker=-1");
+  EXPECT_EQ(typed["max_attempts"], "--max-attempts 0");
+  EXPECT_EQ(typed["roles.worker.command"], "--command worker=...") << "a command is not repeated";
+
+  ParseOptions options;
+  options.overrides = *flags.Overrides();
+  options.flag_names = typed;
+  auto parsed = ParseJobSpec("roles: {worker: {command: 'true'}}", options);
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_NE(parsed.status().message().find("flag --instances worker=-1: roles.worker.instances"), std::string::npos)
+      << parsed.status().message();
+}
+
 TEST(SpecFlags, FrameworkHelpListsEveryFramework) {
   CLI::App app;
   SpecFlags flags;

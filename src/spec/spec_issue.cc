@@ -7,13 +7,13 @@ namespace shoal {
 std::string SourceMap::Locate(const std::string& field) const {
   std::string path = field;
   while (true) {
-    if (flags_.count(path)) return "flag --set " + path;
+    if (auto flag = flags_.find(path); flag != flags_.end()) return "flag " + flag->second;
     auto it = lines_.find(path);
     if (it != lines_.end()) return source_name_ + ":" + std::to_string(it->second);
     // Not in the file, but a flag set something below it (--role-env ghost:A=1 made the
     // role ghost): that flag brought it in.
-    if (auto below = flags_.lower_bound(path + "."); below != flags_.end() && below->starts_with(path + ".")) {
-      return "flag --set " + *below;
+    if (auto below = flags_.lower_bound(path + "."); below != flags_.end() && below->first.starts_with(path + ".")) {
+      return "flag " + below->second;
     }
     // up one level: "files[0]" -> "files", "roles.worker.env" -> "roles.worker"
     size_t cut = path.back() == ']' ? path.rfind('[') : path.rfind('.');

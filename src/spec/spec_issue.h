@@ -29,8 +29,12 @@ class SourceMap {
  public:
   explicit SourceMap(std::string source_name = "job spec") : source_name_(std::move(source_name)) {}
   void SetLine(const std::string& field, int line) { lines_[field] = line; }
-  void MarkFromFlag(const std::string& field) { flags_.insert(field); }
-  // "job.yaml:12", "flag --set roles.worker.instances" or "job.yaml" when the field has
+  // `typed`: the flag as the user gave it ("--instances worker=-1"); "" reads "--set FIELD".
+  void MarkFromFlag(const std::string& field, const std::string& typed = "") {
+    flags_[field] = typed.empty() ? "--set " + field : typed;
+  }
+  // "job.yaml:12", "flag --set roles.worker.instances" (or the flag as typed, "flag
+  // --instances worker=-1") or "job.yaml" when the field has
   // no line of its own (a missing field: the line of its closest present parent, or the
   // flag that brought that parent in: a role only a flag names).
   std::string Locate(const std::string& field) const;
@@ -39,7 +43,7 @@ class SourceMap {
  private:
   std::string source_name_;
   std::map<std::string, int> lines_;
-  std::set<std::string> flags_;
+  std::map<std::string, std::string> flags_;  // field -> the flag that set it
 };
 
 // One InvalidArgument whose message lists every issue with its location.

@@ -1,5 +1,6 @@
 #include "spec/spec_parser.h"
 
+#include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
@@ -781,7 +782,8 @@ class SpecReader {
 };
 
 // Applies "a.b.c=value" to the document; the value is read as YAML ("3" is a number).
-Status ApplyOverride(YAML::Node& root, const std::string& assignment, SourceMap& sources) {
+Status ApplyOverride(YAML::Node& root, const std::string& assignment, SourceMap& sources,
+                     const std::map<std::string, std::string>& flag_names) {
   size_t eq = assignment.find('=');
   if (eq == std::string::npos || eq == 0) {
     return InvalidArgument("'" + assignment + "' is not a field assignment; write path=value, e.g. roles.worker.instances=4");
@@ -825,7 +827,8 @@ Status ApplyOverride(YAML::Node& root, const std::string& assignment, SourceMap&
     node.reset(child);
   }
   node[keys.back()] = value;
-  sources.MarkFromFlag(path);
+  auto typed = flag_names.find(path);
+  sources.MarkFromFlag(path, typed == flag_names.end() ? "" : typed->second);
   return Status::Ok();
 }
 
@@ -937,6 +940,10 @@ Result<ParsedSpec> ParseJobSpec(const std::string& text, const ParseOptions& opt
                              ": a second YAML document starts here, and a spec file describes one job; fix: "
                              "remove the '---' and what follows, or put each job in a file of its own");
     }
+  } catch (const YAML::DeepRecursion& e) {  // yaml-cpp words it "bad file"
+    return InvalidArgument(options.source_name + ":" + std::to_string(e.mark.line + 1) +
+                           ": not valid YAML: nested deeper than a spec may be (" + std::to_string(e.depth()) +
+                           " levels); fix: a job spec needs a few levels, so look for brackets left open");
   } catch (const YAML::Exception& e) {
     std::string where = options.source_name + ":" + std::to_string(e.mark.line + 1);
     return InvalidArgument(where + ": not valid YAML: " + e.msg + "; fix the syntax at that line");
@@ -946,7 +953,7 @@ Result<ParsedSpec> ParseJobSpec(const std::string& text, const ParseOptions& opt
   if (!root.IsDefined() || root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
   RETURN_IF_ERROR(RolesListToMap(root, options.source_name));
   for (const auto& assignment : options.overrides) {
-    RETURN_IF_ERROR(ApplyOverride(root, assignment, parsed.sources));
+    RETURN_IF_ERROR(ApplyOverride(root, assignment, parsed.sources, options.flag_names));
   }
   std::vector<SpecIssue> issues;
   try {

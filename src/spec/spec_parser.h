@@ -13,6 +13,7 @@
 // Thread-safety: pure functions.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,9 @@ struct ParseOptions {
   std::string base_dir = ".";                  // for a relative or missing workdir
   std::string default_name = "job";            // when the spec has no name
   std::vector<std::string> overrides;          // "path=value", applied in order
+  // The flag each override came from, as the user typed it (path -> "--instances worker=2"),
+  // for errors; an override without one is named "--set PATH".
+  std::map<std::string, std::string> flag_names;
   std::vector<std::string> known_frameworks = {"generic", "pytorch"};
 };
 

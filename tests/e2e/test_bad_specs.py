@@ -58,7 +58,9 @@ def test_bad_flags_are_refused_with_the_flag_named(shoal, tmp_path):
     spec = write_spec(tmp_path, OK_ROLE)
     result = shoal.run("run", str(spec), "--instances", "worker=0")
     assert result.returncode == 2
-    assert "flag --set roles.worker.instances" in result.stderr
+    assert "flag --instances worker=0: roles.worker.instances" in result.stderr, result.stderr
+    result = shoal.run("run", str(spec), "--set", "roles.worker.instances=-1")
+    assert result.returncode == 2 and "flag --set roles.worker.instances" in result.stderr, result.stderr
     result = shoal.run("run", str(spec), "--memory", "4G")
     assert result.returncode == 2 and "ROLE=VALUE" in result.stderr
     result = shoal.run("run", str(tmp_path / "missing.yaml"))
