@@ -215,6 +215,17 @@ void AttemptTracker::ReleaseSuccess() {
   Evaluate();
 }
 
+namespace {
+
+// "task worker[1] failed: exit code 3"; a reason that already names the task ("worker[1]
+// used more than its 64M of memory ...") is the whole sentence.
+std::string EndingSentence(const std::string& task, const std::string& verb, const std::string& reason) {
+  if (reason.starts_with(task + " ")) return reason;
+  return "task " + task + " " + verb + ": " + reason;
+}
+
+}  // namespace
+
 void AttemptTracker::FailTask(int rank, const ExitInfo& exit, const std::string& reason) {
   if (rank < 0 || rank >= static_cast<int>(tasks_.size())) return Fail(reason);
   TaskStatus& task = tasks_[rank];
@@ -223,7 +234,7 @@ void AttemptTracker::FailTask(int rank, const ExitInfo& exit, const std::string&
   task.signal = exit.signal;
   if (task.state == TaskState::kLaunching || task.state == TaskState::kRegistered) task.state = TaskState::kRunning;
   Move(task, TaskState::kFailed, reason);
-  Finish(AttemptState::kFailed, "task " + task.Name() + " failed: " + reason);
+  Finish(AttemptState::kFailed, EndingSentence(task.Name(), "failed", reason));
   Evaluate();
 }
 
@@ -282,8 +293,8 @@ void AttemptTracker::Evaluate() {
     for (const auto& task : tasks_) {
       bool failed = task.state == TaskState::kFailed || task.state == TaskState::kLost;
       if (failed && !task.tolerate_failure) {
-        Finish(AttemptState::kFailed, "task " + task.Name() + " " + (task.state == TaskState::kLost ? "was lost" : "failed") +
-                                          ": " + task.message);
+        Finish(AttemptState::kFailed,
+               EndingSentence(task.Name(), task.state == TaskState::kLost ? "was lost" : "failed", task.message));
         break;
       }
     }

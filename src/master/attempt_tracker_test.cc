@@ -56,6 +56,12 @@ TEST(AttemptTracker, AFailedWorkerFailsTheAttemptAndStopsTheOthers) {
   EXPECT_EQ(tracker.state(), AttemptState::kFailed);
   EXPECT_NE(tracker.message().find("worker[1] failed: exit code 1"), std::string::npos) << tracker.message();
   EXPECT_EQ(tracker.TasksToStop(), (std::vector<int>{0, 2}));
+
+  AttemptTracker out_of_memory(Spec(2), "job-1", 1, {}, clock);
+  StartAll(out_of_memory);
+  const std::string sentence = "worker[1] used more than its 64M of memory (peak 64.0M) and was killed by the kernel";
+  ASSERT_TRUE(out_of_memory.Exited("worker", 1, {137, 9}, sentence).ok());
+  EXPECT_EQ(out_of_memory.message(), sentence) << "a reason that names its task is not prefixed again";
   EXPECT_TRUE(tracker.TasksToStop().empty()) << "each task is stopped once";
   ASSERT_TRUE(tracker.Exited("worker", 0, {143, 15}, "").ok());
   tracker.ContainerEnded("c0", {0, 0});

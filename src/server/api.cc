@@ -7,6 +7,8 @@
 #include <cerrno>
 #include <cstdint>
 #include <fstream>
+#include <memory>
+#include <regex>
 
 #include "common/http_server.h"
 #include "runtime/framework.h"
@@ -153,17 +155,27 @@ void InstallApi(httplib::Server& http, ApiContext ctx) {
   auto caller = [&auth](const httplib::Request& req) {
     return auth.Identify(req.get_header_value("Authorization"), req.path);
   };
-  http.Get("/api/v1/health", RouteJson([ctx](const httplib::Request&) -> Result<Json> {
+  // Every route is also recorded, so a known path asked with another method gets 405.
+  auto routes = std::make_shared<std::vector<std::pair<std::regex, std::string>>>();
+  auto get = [&http, routes](const std::string& pattern, httplib::Server::Handler handler) {
+    routes->emplace_back(std::regex(pattern), "GET");
+    http.Get(pattern, std::move(handler));
+  };
+  auto post = [&http, routes](const std::string& pattern, httplib::Server::Handler handler) {
+    routes->emplace_back(std::regex(pattern), "POST");
+    http.Post(pattern, std::move(handler));
+  };
+  get("/api/v1/health", RouteJson([ctx](const httplib::Request&) -> Result<Json> {
     return Json{{"ok", true}, {"backend", ctx.backend_name}, {"pid", getpid()}};
   }));
-  http.Get("/api/v1/whoami", RouteJson([caller](const httplib::Request& req) -> Result<Json> {
+  get("/api/v1/whoami", RouteJson([caller](const httplib::Request& req) -> Result<Json> {
     auto who = caller(req);
     if (!who) return Json{{"user", nullptr}, {"admin", false}};
     return Json{{"user", who->user}, {"admin", who->admin}};
   }));
-  http.Get("/api/v1/cluster", RouteJson([&jobs](const httplib::Request&) -> Result<Json> { return jobs.ClusterInfo(); }));
-  http.Post("/api/v1/jobs", RouteJson([&jobs, caller](const httplib::Request& req) { return SubmitJob(jobs, caller(req), req); }));
-  http.Get("/api/v1/jobs", RouteJson([&jobs](const httplib::Request& req) -> Result<Json> {
+  get("/api/v1/cluster", RouteJson([&jobs](const httplib::Request&) -> Result<Json> { return jobs.ClusterInfo(); }));
+  post("/api/v1/jobs", RouteJson([&jobs, caller](const httplib::Request& req) { return SubmitJob(jobs, caller(req), req); }));
+  get("/api/v1/jobs", RouteJson([&jobs](const httplib::Request& req) -> Result<Json> {
     JobFilter filter;
     filter.state = OptionalParam(req, "state");
     // job states are named in capitals; running is RUNNING
@@ -177,7 +189,7 @@ void InstallApi(httplib::Server& http, ApiContext ctx) {
     ASSIGN_OR_RETURN(filter.offset, IntParam(req, "offset", 0, 0, 1 << 30));
     return jobs.List(filter);
   }));
-  http.Get(R"(/api/v1/jobs/([^/]+))", RouteJson([&jobs, caller](const httplib::Request& req) -> Result<Json> {
+  get(R"(/api/v1/jobs/([^/]+))", RouteJson([&jobs, caller](const httplib::Request& req) -> Result<Json> {
     std::string id = std::string(req.matches[1]);
     ASSIGN_OR_RETURN(int wait_version, IntParam(req, "wait_version", 0, 0, 1 << 30));
     ASSIGN_OR_RETURN(int wait_ms, IntParam(req, "wait_ms", 0, 0, 60'000));
@@ -186,40 +198,40 @@ void InstallApi(httplib::Server& http, ApiContext ctx) {
     if (detail.contains("spec")) detail["spec"] = MaskSecretValues(std::move(detail["spec"]));
     return detail;
   }));
-  http.Post(R"(/api/v1/jobs/([^/]+)/kill)", RouteJson([&jobs, caller](const httplib::Request& req) -> Result<Json> {
+  post(R"(/api/v1/jobs/([^/]+)/kill)", RouteJson([&jobs, caller](const httplib::Request& req) -> Result<Json> {
     RETURN_IF_ERROR(JobFor(jobs, caller(req), JobAction::kChange, req).status());
     return jobs.Kill(std::string(req.matches[1]));
   }));
-  http.Get(R"(/api/v1/jobs/([^/]+)/logs)", RouteJson([&jobs, caller](const httplib::Request& req) { return ReadLog(jobs, caller(req), req); }));
-  http.Get(R"(/api/v1/jobs/([^/]+)/logs/raw)", [&jobs, caller](const httplib::Request& req, httplib::Response& res) {
+  get(R"(/api/v1/jobs/([^/]+)/logs)", RouteJson([&jobs, caller](const httplib::Request& req) { return ReadLog(jobs, caller(req), req); }));
+  get(R"(/api/v1/jobs/([^/]+)/logs/raw)", [&jobs, caller](const httplib::Request& req, httplib::Response& res) {
     SendRawLog(jobs, caller(req), req, res);
   });
-  http.Get(R"(/api/v1/jobs/([^/]+)/logs/search)", RouteJson([&jobs, caller](const httplib::Request& req) -> Result<Json> {
+  get(R"(/api/v1/jobs/([^/]+)/logs/search)", RouteJson([&jobs, caller](const httplib::Request& req) -> Result<Json> {
     ASSIGN_OR_RETURN(std::string path, TaskLogPath(jobs, caller(req), req));
     ASSIGN_OR_RETURN(int max_matches, IntParam(req, "max", 500, 1, 5000));
     return SearchLog(path, req.get_param_value("q"), max_matches);
   }));
-  http.Get(R"(/api/v1/jobs/([^/]+)/series)", RouteJson([&jobs, caller](const httplib::Request& req) -> Result<Json> {
+  get(R"(/api/v1/jobs/([^/]+)/series)", RouteJson([&jobs, caller](const httplib::Request& req) -> Result<Json> {
     RETURN_IF_ERROR(JobFor(jobs, caller(req), JobAction::kRead, req).status());
     ASSIGN_OR_RETURN(int attempt, IntParam(req, "attempt", 0, 0, 1000));
     ASSIGN_OR_RETURN(int64_t after_sample, Int64Param(req, "after_sample", 0, 0, INT64_MAX));
     ASSIGN_OR_RETURN(int64_t after_point, Int64Param(req, "after_point", 0, 0, INT64_MAX));
     return jobs.Series(std::string(req.matches[1]), attempt, SeriesCursor{after_sample, after_point});
   }));
-  http.Post(R"(/api/v1/jobs/([^/]+)/stack)", RouteJson([&jobs, &auth, caller](const httplib::Request& req) -> Result<Json> {
+  post(R"(/api/v1/jobs/([^/]+)/stack)", RouteJson([&jobs, &auth, caller](const httplib::Request& req) -> Result<Json> {
     RETURN_IF_ERROR(JobFor(jobs, caller(req), JobAction::kChange, req).status());
     return CaptureStacks(jobs, std::string(req.matches[1]), auth);
   }));
-  http.Post(R"(/api/v1/jobs/([^/]+)/save-model)", RouteJson([&jobs, caller](const httplib::Request& req) -> Result<Json> {
+  post(R"(/api/v1/jobs/([^/]+)/save-model)", RouteJson([&jobs, caller](const httplib::Request& req) -> Result<Json> {
     RETURN_IF_ERROR(JobFor(jobs, caller(req), JobAction::kChange, req).status());
     return jobs.SaveModel(std::string(req.matches[1]));
   }));
-  http.Get("/metrics", [ctx](const httplib::Request&, httplib::Response& res) {
+  get("/metrics", [ctx](const httplib::Request&, httplib::Response& res) {
     auto metrics = ctx.jobs.Metrics();
     if (!metrics.ok()) return ReplyError(res, metrics.status());
     res.set_content(RenderMetrics(*metrics, ctx.requests), "text/plain; version=0.0.4; charset=utf-8");
   });
-  http.Post("/api/v1/shutdown", RouteJson([ctx, caller](const httplib::Request& req) -> Result<Json> {
+  post("/api/v1/shutdown", RouteJson([ctx, caller](const httplib::Request& req) -> Result<Json> {
     if (req.remote_addr != "127.0.0.1" && req.remote_addr != "::1") {
       return FailedPrecondition("the server can only be stopped from its own machine");
     }
@@ -229,17 +241,32 @@ void InstallApi(httplib::Server& http, ApiContext ctx) {
   }));
 
   // The AMs' side.
-  http.Get(R"(/internal/v1/jobs/([^/]+)/attempts/([0-9]+))", RouteJson([&jobs, caller](const httplib::Request& req) -> Result<Json> {
+  get(R"(/internal/v1/jobs/([^/]+)/attempts/([0-9]+))", RouteJson([&jobs, caller](const httplib::Request& req) -> Result<Json> {
     ASSIGN_OR_RETURN(auto attempt, RequireAttempt(caller(req), req, "read an attempt's full spec"));
     return jobs.AttemptForAm(attempt.first, attempt.second);
   }));
-  http.Post(R"(/internal/v1/jobs/([^/]+)/attempts/([0-9]+)/report)", RouteJson([&jobs, caller](const httplib::Request& req) -> Result<Json> {
+  post(R"(/internal/v1/jobs/([^/]+)/attempts/([0-9]+)/report)", RouteJson([&jobs, caller](const httplib::Request& req) -> Result<Json> {
     ASSIGN_OR_RETURN(auto attempt, RequireAttempt(caller(req), req, "report for an attempt"));
     ASSIGN_OR_RETURN(Json body, ParseBody(req));
     ASSIGN_OR_RETURN(protocol::AttemptReport report, protocol::Decode<protocol::AttemptReport>(body));
     return jobs.Report(attempt.first, attempt.second, std::move(report));
   }));
-  http.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
+  http.set_error_handler([routes](const httplib::Request& req, httplib::Response& res) {
+    if (res.status == 404 && res.body.empty()) {
+      std::string allowed;
+      for (const auto& [pattern, method] : *routes) {
+        if (method != req.method && std::regex_match(req.path, pattern) && allowed.find(method) == std::string::npos) {
+          allowed += (allowed.empty() ? "" : ", ") + method;
+        }
+      }
+      if (!allowed.empty()) {
+        res.status = 405;
+        res.set_header("Allow", allowed);
+        ReplyError(res, InvalidArgument(req.path + " takes " + allowed + ", not " + req.method + "; see docs/api.md"));
+        res.status = 405;
+        return;
+      }
+    }
     if (res.body.empty()) {
       ReplyError(res, res.status == 404   ? NotFound("no route " + req.method + " " + req.path + "; see docs/api.md")
                       : res.status == 413 ? ResourceExhausted(IsFormBody(req) ? kFormBodyRefusal : "the request body is larger than the server accepts (64 MiB)")

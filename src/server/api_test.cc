@@ -53,6 +53,8 @@ class ApiTest : public ::testing::TestWithParam<bool> {
     if (!token.empty()) headers.emplace("Authorization", "Bearer " + token);
     if (!host.empty()) headers.emplace("Host", host);
     if (method == "GET") return client.Get(path, headers);
+    if (method == "PUT") return client.Put(path, headers, body, "application/json");
+    if (method == "DELETE") return client.Delete(path, headers);
     return client.Post(path, headers, body, "application/json");
   }
   // Submits a one-task job and waits for it to run.
@@ -102,12 +104,16 @@ TEST_P(ApiTest, RefusesMalformedBodiesAndUnknownJobsWithClear4xx) {
       {"POST", "/internal/v1/jobs/job-42/attempts/1/report", R"({"tasks": []})", 404, "no attempt 1"},
       {"POST", "/internal/v1/jobs/job-42/attempts/1/report", R"({"tasks": 3})", 400, "report.tasks must be an array"},
       {"GET", "/api/v2/anything", "", 404, "no route"},
+      {"PUT", "/api/v1/jobs", "{}", 405, "/api/v1/jobs takes POST, GET, not PUT"},
+      {"DELETE", "/api/v1/jobs/job-42/kill", "", 405, "takes POST, not DELETE"},
+      {"PUT", "/api/v2/anything", "{}", 404, "no route"},
   };
   for (const Case& c : cases) {
     auto reply = Send(c.method, c.path, c.body);
     ASSERT_TRUE(reply) << c.path;
     EXPECT_EQ(reply->status, c.status) << c.method << " " << c.path << ": " << reply->body;
     EXPECT_NE(ErrorMessage(reply).find(c.message), std::string::npos) << reply->body;
+    if (c.status == 405) EXPECT_FALSE(reply->get_header_value("Allow").empty()) << c.path;
   }
   EXPECT_EQ(Send("GET", "/api/v1/health")->status, 200) << "the server is still up";
 }

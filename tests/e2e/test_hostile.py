@@ -266,9 +266,9 @@ HOSTILE_REQUESTS = [
      400, "gives the key 'w' twice"),
     ("POST", "/api/v1/jobs", '{"spec": "roles: {w: {command: true}}", "spec": "roles: {x: {command: true}}"}', {},
      400, "gives the key 'spec' twice"),
-    # No 405 for a known path with another method: a plain "no route".
-    ("PUT", "/api/v1/jobs", "{}", {}, 404, "no route PUT /api/v1/jobs"),
-    ("DELETE", "/api/v1/jobs/job-1", None, {}, 404, "no route DELETE /api/v1/jobs/job-1"),
+    # A known path asked with another method: 405, naming the methods it takes.
+    ("PUT", "/api/v1/jobs", "{}", {}, 405, "/api/v1/jobs takes POST, GET, not PUT"),
+    ("DELETE", "/api/v1/jobs/job-1", None, {}, 405, "/api/v1/jobs/job-1 takes GET, not DELETE; see docs/api.md"),
     # The Content-Type is not looked at: the spec "x" is what is refused.
     ("POST", "/api/v1/jobs", '{"spec": "x"}', {"Content-Type": "text/html; charset=\u00ff".encode("latin-1").decode("latin-1")},
      400, "job spec: (document): must be a mapping"),
