@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "common/files.h"
+#include "common/json.h"
 #include "runtime/framework.h"
 
 namespace shoal {
@@ -30,6 +31,13 @@ void SpecFlags::AddTo(CLI::App& app) {
   app.add_option("--command", command, "a role's command: ROLE=COMMAND");
   app.add_option("--role-env", role_env, "a role's environment variable: ROLE:NAME=VALUE");
   app.add_option("--set", set, "any spec field: PATH=VALUE, e.g. roles.worker.instances=4 (repeatable)");
+  app.add_option("--slurm-partition", slurm_partition, "on Slurm: the partition the job runs in");
+  app.add_option("--slurm-account", slurm_account, "on Slurm: the account the job is charged to");
+  app.add_option("--slurm-qos", slurm_qos, "on Slurm: the job's quality of service");
+  app.add_option("--slurm-time", slurm_time, "on Slurm: the job's time limit, e.g. 2h (default: timeouts.job and a minute)");
+  app.add_option("--slurm-constraint", slurm_constraint, "on Slurm: the node features the job needs");
+  app.add_option("--slurm-reservation", slurm_reservation, "on Slurm: the reservation the job runs in");
+  app.add_option("--slurm-extra", slurm_extra, "on Slurm: one more sbatch option, e.g. --slurm-extra=--exclusive (repeatable)");
 }
 
 Result<std::vector<std::string>> SpecFlags::Overrides(std::map<std::string, std::string>* typed) const {
@@ -48,6 +56,16 @@ Result<std::vector<std::string>> SpecFlags::Overrides(std::map<std::string, std:
   field(heartbeat_timeout, "timeouts.heartbeat", "--heartbeat-timeout", false);
   field(register_timeout, "timeouts.register", "--register-timeout", false);
   field(job_timeout, "timeouts.job", "--job-timeout", false);
+  field(slurm_partition, "slurm.partition", "--slurm-partition", true);
+  field(slurm_account, "slurm.account", "--slurm-account", true);
+  field(slurm_qos, "slurm.qos", "--slurm-qos", true);
+  field(slurm_time, "slurm.time", "--slurm-time", false);
+  field(slurm_constraint, "slurm.constraint", "--slurm-constraint", true);
+  field(slurm_reservation, "slurm.reservation", "--slurm-reservation", true);
+  if (!slurm_extra.empty()) {
+    out.push_back("slurm.extra=" + Json(slurm_extra).dump());  // a JSON list is a YAML flow list
+    names["slurm.extra"] = "--slurm-extra";
+  }
   auto job_env = [&](const std::vector<std::string>& values, const char* flag, const char* suffix) -> Status {
     for (const auto& e : values) {
       size_t eq = e.find('=');

@@ -29,6 +29,9 @@ struct SpecFlags {
   std::vector<std::string> command;      // ROLE=CMD
   std::vector<std::string> role_env;     // ROLE:K=V
   std::vector<std::string> set;          // PATH=VALUE
+  // The spec's slurm section (docs/slurm.md): one sbatch option each.
+  std::string slurm_partition, slurm_account, slurm_qos, slurm_time, slurm_constraint, slurm_reservation;
+  std::vector<std::string> slurm_extra;  // --name[=value]
 
   void AddTo(CLI::App& app);
   // The overrides, in the order they apply; InvalidArgument for a malformed flag.

@@ -94,7 +94,13 @@ int ServerCommand(int argc, char** argv) {
   app.add_option("--cluster", cluster, "where jobs run: local (this machine) or slurm (docs/slurm.md)")
       ->check(CLI::IsMember({"local", "slurm"}));
   app.add_option("--slurm-partition", slurm.partition, "the Slurm partition jobs run in (default: the cluster's default)");
-  app.add_option("--slurm-option", slurm.sbatch_options, "one more sbatch option for every job, e.g. --account=ml (repeatable)");
+  app.add_option("--slurm-option", slurm.sbatch_options,
+                 "one more sbatch option for every job, e.g. --account=ml (repeatable); a job's own slurm: option of the "
+                 "same name replaces it unless locked");
+  app.add_option("--slurm-lock", slurm.locked,
+                 "a slurm: field jobs may not set, keeping this server's choice (repeatable): partition, account, qos, "
+                 "time, constraint, reservation or extra")
+      ->check(CLI::IsMember(SlurmLockableFields()));
   bool stop = false;
   std::string task_limits = "on";
   app.add_option("--task-limits", task_limits,

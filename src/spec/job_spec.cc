@@ -73,6 +73,7 @@ Json ToJson(const JobSpec& spec) {
               {"board", {{"command", spec.board.command}, {"role", spec.board.role}, {"index", spec.board.index}}},
               {"files", spec.files},
               {"archives", archives},
+              {"slurm", SlurmSectionJson(spec.slurm)},
               {"timeouts",
                {{"heartbeat_ms", spec.timeouts.heartbeat_ms},
                 {"register_ms", spec.timeouts.register_ms},
@@ -91,6 +92,7 @@ JobSpec JobSpecFromJson(const Json& json) {
   spec.env = json.value("env", std::map<std::string, std::string>{});
   spec.secrets = json.value("secrets", std::set<std::string>{});
   spec.max_attempts = json.value("max_attempts", 1);
+  if (json.contains("slurm")) spec.slurm = SlurmSectionFromJson(json["slurm"]);
   if (json.contains("timeouts")) {
     const Json& t = json["timeouts"];
     spec.timeouts.heartbeat_ms = t.value("heartbeat_ms", spec.timeouts.heartbeat_ms);

@@ -21,6 +21,7 @@
 #include "common/json.h"
 #include "protocol/states.h"
 #include "spec/resources.h"
+#include "spec/slurm_section.h"
 
 namespace shoal {
 
@@ -105,6 +106,7 @@ struct JobSpec {
   std::set<std::string> secrets;
   int max_attempts = 1;
   Timeouts timeouts;
+  SlurmSection slurm;  // the job's own sbatch options (on a Slurm cluster)
   BoardSpec board;
   std::vector<std::string> files;     // absolute paths, copied into every task's directory
   std::vector<ArchiveSpec> archives;

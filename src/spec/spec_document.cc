@@ -164,6 +164,13 @@ Json SpecDocument(const JobSpec& spec) {
            {"timeouts", TimeoutsDocument(spec.timeouts)},
            {"roles", roles}};
   if (!spec.cluster.empty()) doc["cluster"] = spec.cluster;
+  if (!spec.slurm.empty()) {
+    doc["slurm"] = SlurmSectionJson(spec.slurm);
+    if (doc["slurm"].contains("time_ms")) {
+      doc["slurm"]["time"] = DurationText(spec.slurm.time_ms);
+      doc["slurm"].erase("time_ms");
+    }
+  }
   if (!spec.files.empty()) doc["files"] = spec.files;
   if (!spec.archives.empty()) {
     Json archives = Json::array();
@@ -193,6 +200,10 @@ JobSpec JobSpecFromDocument(const Json& document) {
   spec.max_attempts = document.value("max_attempts", 1);
   if (document.contains("env")) spec.env = EnvFromDocument(document["env"], spec.secrets);
   if (document.contains("timeouts")) spec.timeouts = TimeoutsFromDocument(document["timeouts"]);
+  if (document.contains("slurm")) {
+    spec.slurm = SlurmSectionFromJson(document["slurm"]);
+    if (document["slurm"].contains("time")) spec.slurm.time_ms = ReadUnits(document["slurm"]["time"], ParseDuration);
+  }
   for (const Json& r : document.value("roles", Json::array())) spec.roles.push_back(RoleFromDocument(r, spec.secrets));
   spec.files = document.value("files", std::vector<std::string>{});
   for (const Json& a : document.value("archives", Json::array())) {

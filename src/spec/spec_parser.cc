@@ -23,7 +23,7 @@ namespace shoal {
 namespace {
 
 const std::vector<std::string> kJobFields = {"name", "framework", "workdir", "roles", "env", "max_attempts", "timeouts",
-                                             "cluster", "board", "files", "archives", "inputs", "outputs"};
+                                             "cluster", "board", "files", "archives", "inputs", "outputs", "slurm"};
 const std::vector<std::string> kInputFields = {"name", "uri", "mode", "path", "epochs", "shuffle", "roles"};
 const std::vector<std::string> kOutputFields = {"name", "path", "uri", "from", "on_failure"};
 const std::vector<std::string> kArchiveFields = {"path", "name", "prepend"};
@@ -32,6 +32,7 @@ const std::vector<std::string> kBoardFields = {"command", "role", "index"};
 const std::vector<std::string> kRoleFields = {"instances", "cpus", "memory", "gpus", "command",
                                               "env", "service", "tolerate_failure", "nproc_per_node"};
 const std::vector<std::string> kTimeoutFields = {"heartbeat", "register", "job", "hang", "on_hang"};
+const std::vector<std::string> kSlurmFields = {"partition", "account", "qos", "time", "constraint", "reservation", "extra"};
 
 std::string Join(const std::vector<std::string>& items) {
   std::string out;
@@ -137,6 +138,7 @@ class SpecReader {
       }
     }
     if (auto n = root["timeouts"]) ReadTimeouts(n, &spec.timeouts);
+    if (auto n = root["slurm"]) ReadSlurm(n, &spec.slurm);
     auto roles = root["roles"];
     if (!roles) {
       Issue("roles", "is missing", "add a roles section, e.g. roles: {worker: {instances: 2, command: python3 train.py}}");
@@ -657,6 +659,45 @@ class SpecReader {
     }
   }
 
+  void ReadDuration(const YAML::Node& n, const std::string& field, int64_t* out, bool zero_ok) {
+    if (!n.IsScalar()) {
+      Issue(field, "must be a duration", "write e.g. 30s, 5m or 2h");
+      return;
+    }
+    auto parsed = ParseDuration(n.Scalar());
+    if (!parsed.ok()) {
+      Issue(field, parsed.status().message(), "");
+    } else if (*parsed == 0 && !zero_ok) {
+      Issue(field, "must be longer than zero", "write e.g. 30s");
+    } else {
+      *out = *parsed;
+    }
+  }
+
+  void ReadSlurm(const YAML::Node& node, SlurmSection* slurm) {
+    if (!node.IsMap()) {
+      Issue("slurm", "must be a mapping", "e.g. slurm: {partition: gpu, account: ml, time: 2h}");
+      return;
+    }
+    CheckKnownFields(node, "slurm", kSlurmFields);
+    for (auto [key, out] : {std::pair{"partition", &slurm->partition}, {"account", &slurm->account}, {"qos", &slurm->qos},
+                            {"constraint", &slurm->constraint}, {"reservation", &slurm->reservation}}) {
+      if (auto n = node[key]) ReadString(n, std::string("slurm.") + key, out);
+    }
+    if (auto n = node["time"]) ReadDuration(n, "slurm.time", &slurm->time_ms, false);
+    if (auto n = node["extra"]) {
+      if (!n.IsSequence()) {
+        Issue("slurm.extra", "must be a list of sbatch options", "e.g. extra: [--mail-type=END, --exclusive]");
+      } else {
+        for (size_t i = 0; i < n.size(); ++i) {
+          std::string option;
+          if (ReadString(n[i], "slurm.extra[" + std::to_string(i) + "]", &option)) slurm->extra.push_back(option);
+        }
+      }
+    }
+    for (const SpecIssue& issue : CheckSlurmSection(*slurm)) Issue(issue.field, issue.problem, issue.fix);
+  }
+
   void ReadTimeouts(const YAML::Node& node, Timeouts* timeouts) {
     if (!node.IsMap()) {
       Issue("timeouts", "must be a mapping", "e.g. timeouts: {heartbeat: 30s, register: 2m, job: 1h}");
@@ -664,21 +705,7 @@ class SpecReader {
     }
     CheckKnownFields(node, "timeouts", kTimeoutFields);
     auto read = [&](const char* key, int64_t* out, bool zero_ok) {
-      auto n = node[key];
-      if (!n) return;
-      std::string field = std::string("timeouts.") + key;
-      if (!n.IsScalar()) {
-        Issue(field, "must be a duration", "write e.g. 30s, 5m or 2h");
-        return;
-      }
-      auto parsed = ParseDuration(n.Scalar());
-      if (!parsed.ok()) {
-        Issue(field, parsed.status().message(), "");
-      } else if (*parsed == 0 && !zero_ok) {
-        Issue(field, "must be longer than zero", "write e.g. 30s");
-      } else {
-        *out = *parsed;
-      }
+      if (auto n = node[key]) ReadDuration(n, std::string("timeouts.") + key, out, zero_ok);
     };
     read("heartbeat", &timeouts->heartbeat_ms, false);
     if (timeouts->heartbeat_ms < kMinHeartbeatTimeoutMs) {

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "backend/slurm/slurm_job.h"
+#include "backend/slurm/slurm_job_options.h"
 #include "common/files.h"
 #include "common/log.h"
 #include "isolation/unix_account.h"
@@ -69,6 +70,7 @@ Status SlurmBackend::Connect() {
 }
 
 Status SlurmBackend::Accepts(const JobSpec& spec) const {
+  if (!spec.slurm.empty()) RETURN_IF_ERROR(CheckJobOptions(spec));
   if (spec.framework == "mpi") {
     return InvalidArgument("framework: mpi jobs do not run on the Slurm backend yet; fix: use framework: generic with "
                            "Slurm's own `srun --mpi=pmix` in the command, or the local cluster (docs/slurm.md)");
@@ -81,6 +83,24 @@ Status SlurmBackend::Accepts(const JobSpec& spec) const {
                            "fix: merge roles, or run on a cluster with more nodes");
   }
   return Status::Ok();
+}
+
+SlurmDefaults SlurmBackend::Defaults() const {
+  return SlurmDefaults{options_.partition, options_.sbatch_options, options_.locked};
+}
+
+Status SlurmBackend::CheckJobOptions(const JobSpec& spec) const {
+  RETURN_IF_ERROR(CheckSlurmLocks(Defaults(), spec.slurm));
+  std::vector<std::string> test = {"sbatch", "--test-only"};
+  for (std::string& option : AttemptSbatchOptions(Defaults(), spec)) test.push_back(std::move(option));
+  test.insert(test.end(), {"--wrap", "true"});
+  ASSIGN_OR_RETURN(CommandOutput out, commands_.Run(test));
+  if (out.ok()) return Status::Ok();
+  std::string fields;
+  for (const auto& [field, option] : spec.slurm.Options()) fields += (fields.empty() ? "" : ", ") + field;
+  return InvalidArgument("slurm: Slurm refused the job's options (" + fields + "): sbatch said: " + out.Said() +
+                         "; fix: `sinfo -s` lists the partitions, `sacctmgr show assoc user=$USER` the accounts "
+                         "and QOS, `scontrol show reservation` the reservations");
 }
 
 Result<AttemptHandle> SlurmBackend::StartAttempt(const AttemptLaunch& launch) {
@@ -99,11 +119,7 @@ Result<AttemptHandle> SlurmBackend::StartAttempt(const AttemptLaunch& launch) {
                  "--server-info", launch.server_info};
   job.env = {{"SHOAL_JOB_ID", launch.job_id}, {"SHOAL_ATTEMPT", std::to_string(launch.attempt)}};
   job.extra_options.push_back("--comment=" + SlurmComment(launch.spec.user, launch.job_id, launch.attempt, launch.server_url));
-  if (!options_.partition.empty()) job.extra_options.push_back("--partition=" + options_.partition);
-  job.extra_options.insert(job.extra_options.end(), options_.sbatch_options.begin(), options_.sbatch_options.end());
-  if (std::string time = SlurmTimeOption(launch.spec.timeouts.job_ms, options_.sbatch_options); !time.empty()) {
-    job.extra_options.push_back(time);
-  }
+  for (std::string& option : AttemptSbatchOptions(Defaults(), launch.spec)) job.extra_options.push_back(std::move(option));
   std::string script_path = launch.attempt_dir + "/batch.sh";
   RETURN_IF_ERROR(WriteFileAtomic(script_path, BatchScript(job)));
   // The attempt's token travels in sbatch's exported environment, never in the script.

@@ -12,6 +12,11 @@
 //  - With a `run_as` account (a root server), the attempt's folders are the account's
 //    and sbatch submits the job as it (--uid, --gid), so Slurm runs the AM, its steps and
 //    the programs as that account, and its fair share and accounting see that user.
+//  - A job's own `slurm:` options override the administrator's defaults unless locked
+//    (slurm_job_options.h). Accepts() refuses a job that sets a locked field, and asks
+//    Slurm about a job that sets any (`sbatch --test-only` with the attempt's options):
+//    an unknown partition, account, QOS or reservation is refused at submit in Slurm's
+//    own words.
 //  - PollAttempt reads a cache. StartPolling() starts the thread that keeps it: squeue
 //    (JSON) at most once per poll interval for every attempt it watches, falling back to
 //    `scontrol show job` and sacct for a job squeue no longer lists. Without that thread
@@ -33,9 +38,11 @@
 #include <map>
 #include <condition_variable>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include "backend/cluster_backend.h"
+#include "backend/slurm/slurm_job_options.h"
 #include "backend/slurm/slurm_commands.h"
 #include "backend/slurm/slurm_state.h"
 #include "common/clock.h"
@@ -46,6 +53,7 @@ struct SlurmOptions {
   std::string server_id;                    // names the jobs: shoal-<server id>-job-N-A (ServerId)
   std::string partition;                    // empty: the cluster's default partition
   std::vector<std::string> sbatch_options;  // more #SBATCH options from the administrator
+  std::set<std::string> locked;             // slurm: fields jobs may not set (slurm_job_options.h)
   int kill_grace_ms = 5000;
   int poll_interval_ms = 1000;
   int node_check_interval_ms = 5000;  // how often a running job's nodes are checked for failure
@@ -77,6 +85,9 @@ class SlurmBackend final : public ClusterBackend {
   }
 
  private:
+  SlurmDefaults Defaults() const;
+  // Locks, then `sbatch --test-only` with the attempt's options.
+  Status CheckJobOptions(const JobSpec& spec) const;
   struct Watched {
     std::optional<SlurmJobState> state;
     int64_t polled_ms = -1;

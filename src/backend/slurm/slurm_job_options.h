@@ -1,0 +1,35 @@
+// The sbatch options of one attempt: the administrator's, and the job's own.
+//
+// Contract:
+//  - The server's `--slurm-partition` and `--slurm-option`s are defaults. A job's own
+//    option (its spec's `slurm:` section) replaces the default of the same name
+//    (SlurmOptionName: -A and --account are one) and the others are added after them.
+//    Their --time: the job's slurm.time, else the administrator's, else the job's
+//    timeouts.job plus a minute (SlurmTimeOption), else none (the partition's limit).
+//  - `locked` names the fields the administrator keeps (`shoal server --slurm-lock
+//    account`): a job that sets one is refused at submit (InvalidArgument naming the field
+//    and the administrator's choice); "extra" locks every extra option.
+// Thread-safety: pure functions.
+#pragma once
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "spec/job_spec.h"
+
+namespace shoal {
+
+struct SlurmDefaults {
+  std::string partition;             // --slurm-partition ("": the cluster's default)
+  std::vector<std::string> options;  // --slurm-option, as given
+  std::set<std::string> locked;      // slurm: fields a job may not set
+};
+
+std::vector<std::string> AttemptSbatchOptions(const SlurmDefaults& defaults, const JobSpec& spec);
+Status CheckSlurmLocks(const SlurmDefaults& defaults, const SlurmSection& section);
+// The fields `--slurm-lock` takes.
+const std::vector<std::string>& SlurmLockableFields();
+
+}  // namespace shoal
