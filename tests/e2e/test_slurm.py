@@ -381,3 +381,40 @@ roles:
     assert oct(attempt.parent.stat().st_mode)[-3:] == "700"
     shutil.rmtree(IDENTITY_JOBS, ignore_errors=True)
     shutil.rmtree(work, ignore_errors=True)
+
+
+@pytest.mark.server_args("--slurm-option=--nice=5", "--slurm-lock", "account")
+def test_a_jobs_own_slurm_options_reach_sbatch_and_slurm_refuses_bad_ones(on_slurm, tmp_path):
+    """The spec's slurm: section: its options override the server's defaults, Slurm's own
+    refusal comes back at submit in Slurm's words, and a locked field is refused."""
+    spec = write_spec(tmp_path, """
+name: own-options
+slurm:
+  partition: shoal
+  time: 5m
+  extra: [--nice=10]
+roles:
+  worker:
+    memory: 256M
+    command: sleep 30
+""")
+    job_id = on_slurm.submit(spec)
+    on_slurm.wait_state(job_id, "RUNNING", timeout=60)
+    script = (on_slurm.home / "jobs" / job_id / "attempt-1" / "batch.sh").read_text()
+    name = re.search(r"^#SBATCH --job-name=(\S+)$", script, re.M).group(1)
+    slurm_id = wait_for(lambda: slurm("squeue", "-h", "-o", "%i", "--name", name).strip(), 30, what="the Slurm job")
+    shown = slurm("scontrol", "show", "job", slurm_id)
+    assert "TimeLimit=00:05:00" in shown and "Nice=10" in shown, shown
+    assert "#SBATCH --nice=10" in script and "--nice=5" not in script, script
+    on_slurm.run("kill", job_id, check=0)
+    on_slurm.wait_state(job_id, "KILLED", timeout=60)
+
+    refused = on_slurm.run("submit", str(spec), "--slurm-partition", "nosuch")
+    assert refused.returncode == 2, refused.stderr
+    assert "slurm: Slurm refused the job's options (slurm.partition" in refused.stderr, refused.stderr
+    assert "invalid partition" in refused.stderr.lower(), refused.stderr
+    locked = on_slurm.run("submit", str(spec), "--slurm-account", "ml")
+    assert locked.returncode == 2 and "slurm.account: this server's administrator keeps" in locked.stderr, locked.stderr
+    bad = on_slurm.run("submit", str(spec), "--slurm-extra=--output=/tmp/x")
+    assert bad.returncode == 2 and "--output is Shoal's to set" in bad.stderr, bad.stderr
+    assert [j["id"] for j in json.loads(on_slurm.run("list", "--json", check=0).stdout)["jobs"]] == [job_id]
