@@ -70,6 +70,12 @@ int AmCommand(int argc, char** argv, const std::function<std::unique_ptr<Process
   }
   ApplicationMaster am(options, *launcher, SystemClock::Instance());
   OnTermination([&am] { am.RequestKill("killed by the user"); });
+  if (backend == "slurm") {  // Shoal's own --signal=B:USR1@N (slurm_job_options.h)
+    OnWarning([&am] {
+      am.RequestFail("Slurm's time limit for this attempt is near, so its tasks were stopped (SIGTERM, then SIGKILL "
+                     "after the grace); fix: raise slurm.time (or timeouts.job, from which Shoal derives it)");
+    });
+  }
   int code = am.Run();
   std::_Exit(code);  // the signal thread is parked in sigwait: leave without joining it
 }

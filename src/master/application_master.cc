@@ -80,10 +80,16 @@ void ApplicationMaster::Abandon() {
   Close();
 }
 
-void ApplicationMaster::RequestKill(const std::string& reason) {
+void ApplicationMaster::RequestKill(const std::string& reason) { RequestEnd(reason, false); }
+
+void ApplicationMaster::RequestFail(const std::string& reason) { RequestEnd(reason, true); }
+
+void ApplicationMaster::RequestEnd(const std::string& reason, bool fails) {
   {
     std::lock_guard lock(mutex_);
+    if (kill_requested_) return;  // the first request says why
     kill_reason_ = reason;
+    kill_fails_ = fails;
     kill_requested_ = true;
   }
   changed_.notify_all();
@@ -414,7 +420,7 @@ void ApplicationMaster::Loop() {
       std::unique_lock lock(mutex_);
       if (closing_) return;  // abandoned: nothing more is stopped or reported
       if (kill_requested_ && !kill_applied) {
-        tracker_->Kill(kill_reason_);
+        kill_fails_ ? tracker_->Fail(kill_reason_) : tracker_->Kill(kill_reason_);
         kill_applied = true;
       }
       for (const auto& [container_id, exit] : launcher_.Poll()) tracker_->ContainerEnded(container_id, exit);

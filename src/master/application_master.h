@@ -17,6 +17,9 @@
 //    has ended; the final report has reached the server (or the server stayed
 //    unreachable for the report timeout).
 //  - RequestKill() may be called from a signal-watching thread: the attempt ends KILLED.
+//    RequestFail() likewise ends it FAILED with its reason (the cluster is about to end
+//    it: Slurm's time-limit warning), so the server's retry rules apply. Either way every
+//    task is stopped: SIGTERM, then SIGKILL after the grace.
 //  - Abandon() is what kill -9 does to an AM process, for the in-process mini cluster
 //    (tests/cluster): the AM stops serving at once and Run() returns 137 with no
 //    container stopped and no final report sent.
@@ -69,6 +72,7 @@ class ApplicationMaster {
   ~ApplicationMaster();
   int Run();
   void RequestKill(const std::string& reason);
+  void RequestFail(const std::string& reason);
   void Abandon();
 
  private:
@@ -122,6 +126,8 @@ class ApplicationMaster {
   bool wake_ = false;  // an agent exited: the loop polls at once; GUARDED_BY(mutex_)
   void Wake();
   std::string kill_reason_;
+  bool kill_fails_ = false;  // RequestFail: the attempt ends FAILED, not KILLED; GUARDED_BY(mutex_)
+  void RequestEnd(const std::string& reason, bool fails);
   int64_t reported_version_ = 0;
   std::vector<TaskSeries> unreported_series_;  // kept until a report carrying it succeeds
   int64_t last_report_ms_ = 0;

@@ -418,3 +418,28 @@ roles:
     bad = on_slurm.run("submit", str(spec), "--slurm-extra=--output=/tmp/x")
     assert bad.returncode == 2 and "--output is Shoal's to set" in bad.stderr, bad.stderr
     assert [j["id"] for j in json.loads(on_slurm.run("list", "--json", check=0).stdout)["jobs"]] == [job_id]
+
+
+def test_a_program_is_warned_before_slurms_time_limit(on_slurm, tmp_path):
+    """Shoal asks Slurm for a warning before the job's time limit (--signal=B:USR1@90, to
+    the AM alone): the AM stops its task with SIGTERM, the program's trap runs, and the
+    attempt fails naming the limit, well before Slurm's TIMEOUT."""
+    spec = write_spec(tmp_path, """
+name: near-the-limit
+slurm: {time: 2m}
+roles:
+  worker:
+    memory: 256M
+    command: >-
+      trap 'echo "got TERM, saving"; exit 0' TERM; echo started;
+      while true; do sleep 0.2; done
+""")
+    job_id = on_slurm.submit(spec)
+    script = wait_for(lambda: (path := on_slurm.home / "jobs" / job_id / "attempt-1" / "batch.sh").exists()
+                      and path.read_text(), 30, what="the batch script")
+    assert "#SBATCH --time=2" in script and "#SBATCH --signal=B:USR1@90" in script, script
+    final = on_slurm.wait_state(job_id, "FAILED", timeout=100)
+    assert "Slurm's time limit for this attempt is near" in final["message"], final
+    log = on_slurm.logs(job_id)
+    assert "started" in log and "got TERM, saving" in log, log
+    assert "TIMEOUT" not in json.dumps(final), "stopped by Shoal before Slurm's limit"

@@ -22,6 +22,10 @@ std::vector<std::string> AttemptSbatchOptions(const SlurmDefaults& defaults, con
     options.push_back(option);
   }
   if (std::string time = SlurmTimeOption(spec.timeouts.job_ms, options); !time.empty()) options.push_back(time);
+  std::erase_if(options, [](const std::string& given) { return SlurmOptionName(given) == "--signal"; });
+  bool limited = std::any_of(options.begin(), options.end(),
+                             [](const std::string& given) { return SlurmOptionName(given) == "--time"; });
+  if (limited) options.push_back("--signal=B:USR1@" + std::to_string(kSlurmWarningSeconds));
   return options;
 }
 

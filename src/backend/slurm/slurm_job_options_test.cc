@@ -20,7 +20,7 @@ TEST(AttemptSbatchOptions, AJobsOwnOptionReplacesTheAdministratorsDefault) {
   own.extra = {"--nice=10", "--exclusive"};
   EXPECT_EQ(AttemptSbatchOptions(defaults, WithSlurm(own, 30'000)),
             (std::vector<std::string>{"--mail-type=FAIL", "--partition=gpu", "--account=ml", "--nice=10", "--exclusive",
-                                      "--time=2"}));
+                                      "--time=2", "--signal=B:USR1@90"}));
   EXPECT_EQ(AttemptSbatchOptions(defaults, WithSlurm({})),
             (std::vector<std::string>{"--partition=batch", "-A ops", "--nice=5", "--mail-type=FAIL"}))
       << "without its own, a job gets the defaults";
@@ -29,11 +29,14 @@ TEST(AttemptSbatchOptions, AJobsOwnOptionReplacesTheAdministratorsDefault) {
 TEST(AttemptSbatchOptions, TimeIsTheJobsThenTheAdministratorsThenTheTimeoutsPlusAMinute) {
   SlurmSection own;
   own.time_ms = 3'600'000;
+  const std::string warning = "--signal=B:USR1@90";
   EXPECT_EQ(AttemptSbatchOptions({"", {"--time=10"}, {}}, WithSlurm(own, 30'000)),
-            std::vector<std::string>{"--time=60"});
-  EXPECT_EQ(AttemptSbatchOptions({"", {"--time=10"}, {}}, WithSlurm({}, 30'000)), std::vector<std::string>{"--time=10"});
-  EXPECT_EQ(AttemptSbatchOptions({}, WithSlurm({}, 30'000)), std::vector<std::string>{"--time=2"});
-  EXPECT_TRUE(AttemptSbatchOptions({}, WithSlurm({})).empty());
+            (std::vector<std::string>{"--time=60", warning}));
+  EXPECT_EQ(AttemptSbatchOptions({"", {"--time=10", "--signal=USR1@30"}, {}}, WithSlurm({}, 30'000)),
+            (std::vector<std::string>{"--time=10", warning}))
+      << "the administrator's --signal would kill the tasks: Shoal's replaces it";
+  EXPECT_EQ(AttemptSbatchOptions({}, WithSlurm({}, 30'000)), (std::vector<std::string>{"--time=2", warning}));
+  EXPECT_TRUE(AttemptSbatchOptions({}, WithSlurm({})).empty()) << "no limit, no warning";
 }
 
 TEST(CheckSlurmLocks, ALockedFieldIsRefusedNamingTheAdministratorsChoice) {
