@@ -28,13 +28,13 @@ void OnFirst(sigset_t signals, std::function<void()> action) {
 }  // namespace
 
 void BlockTerminationSignals() {
-  sigset_t signals = SetOf({SIGTERM, SIGINT, SIGUSR1});
+  sigset_t signals = SetOf({SIGTERM, SIGINT, SIGUSR1, SIGUSR2});
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   signal(SIGPIPE, SIG_IGN);
 }
 
 void OnTermination(std::function<void()> action) { OnFirst(TerminationSet(), std::move(action)); }
 
-void OnWarning(std::function<void()> action) { OnFirst(SetOf({SIGUSR1}), std::move(action)); }
+void OnSignal(int sig, std::function<void()> action) { OnFirst(SetOf({sig}), std::move(action)); }
 
 }  // namespace shoal

@@ -1,5 +1,7 @@
 #include "master/am_command.h"
 
+#include <signal.h>
+
 #include <CLI/CLI.hpp>
 #include <thread>
 
@@ -69,12 +71,17 @@ int AmCommand(int argc, char** argv, const std::function<std::unique_ptr<Process
                                                         std::move(attempt_group));
   }
   ApplicationMaster am(options, *launcher, SystemClock::Instance());
-  OnTermination([&am] { am.RequestKill("killed by the user"); });
-  if (backend == "slurm") {  // Shoal's own --signal=B:USR1@N (slurm_job_options.h)
-    OnWarning([&am] {
+  if (backend == "slurm") {
+    // Shoal's own kill is SIGUSR2 (scancel --batch --signal=USR2); a SIGTERM is Slurm's
+    // (preemption, a scancel from outside Shoal), whose exact reason the server reads.
+    OnSignal(SIGUSR2, [&am] { am.RequestKill("killed by the user"); });
+    OnTermination([&am] { am.RequestFail("Slurm is ending this attempt (SIGTERM: preemption or a scancel from outside Shoal)"); });
+    OnSignal(SIGUSR1, [&am] {  // Shoal's own --signal=B:USR1@N (slurm_job_options.h)
       am.RequestFail("Slurm's time limit for this attempt is near, so its tasks were stopped (SIGTERM, then SIGKILL "
                      "after the grace); fix: raise slurm.time (or timeouts.job, from which Shoal derives it)");
     });
+  } else {
+    OnTermination([&am] { am.RequestKill("killed by the user"); });
   }
   int code = am.Run();
   std::_Exit(code);  // the signal thread is parked in sigwait: leave without joining it

@@ -299,6 +299,9 @@ roles:
     assert first["state"] == "FAILED", first
     assert first["message"] == "the Slurm job was cancelled outside Shoal (CANCELLED)", first
     assert "killed by the user" not in json.dumps(first)
+    # The AM itself took Slurm's SIGTERM for what it was, not for a user's kill.
+    am_log = (on_slurm.home / "jobs" / job / "attempt-1" / "am.log").read_text()
+    assert "killed by the user" not in am_log and "Slurm is ending this attempt" in am_log, am_log
 
 
 def test_the_cluster_view_lists_each_node_and_why_one_is_drained(on_slurm):

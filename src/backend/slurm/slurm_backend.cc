@@ -316,7 +316,7 @@ void SlurmBackend::KillAttempt(const AttemptLaunch& launch, const AttemptHandle&
   // The AM first, if it runs: it stops its tasks within the grace period and reports KILLED.
   auto states = Query({id});
   if (!states.count(id) || states[id].state != "PENDING") {
-    (void)commands_.Run({"scancel", "--batch", "--signal=TERM", id});
+    (void)commands_.Run({"scancel", "--batch", "--signal=USR2", id});  // the AM's "killed by the user"
     int64_t deadline = clock_.NowMillis() + options_.kill_grace_ms;
     while (!ended() && clock_.NowMillis() < deadline) SleepMillis(200);
   }

@@ -27,7 +27,8 @@
 //    are down when the end is seen or, when none is (a node back in service at once),
 //    those of its nodes that sinfo showed not responding while it ran (checked at most
 //    once per node check interval).
-//  - KillAttempt sends the AM SIGTERM (scancel --batch), lets it stop its tasks for the
+//  - KillAttempt sends the AM SIGUSR2 (scancel --batch; SIGTERM would read as Slurm's own
+//    ending of the job: preemption, an outside scancel), lets it stop its tasks for the
 //    grace period, then scancels the whole job and waits until no step is left.
 //  - A job CANCELLED by a scancel that was not Shoal's own (KillAttempt, CleanUpAttempt)
 //    was ended by the cluster, like NODE_FAIL: the attempt fails with that reason and may

@@ -541,7 +541,7 @@ TEST_F(SlurmBackendTest, KillSignalsTheAmThenCancelsTheJob) {
     if (c[0] == "scancel") scancels.push_back(c);
   }
   ASSERT_EQ(scancels.size(), 2u);
-  EXPECT_EQ(scancels[0], (std::vector<std::string>{"scancel", "--batch", "--signal=TERM", "77"}));
+  EXPECT_EQ(scancels[0], (std::vector<std::string>{"scancel", "--batch", "--signal=USR2", "77"}));
   EXPECT_EQ(scancels[1], (std::vector<std::string>{"scancel", "77"}));
   EXPECT_TRUE(backend_.PollAttempt(*handle).has_value());
 }
