@@ -87,11 +87,15 @@ InactiveLimit=0
 MinJobAge=300
 KillWait=5
 Waittime=0
+PreemptType=preempt/partition_prio
+PreemptMode=CANCEL
 EOF
     for i in $(seq 1 "$NODES"); do
       echo "NodeName=node$i NodeAddr=$(node_addr "$i") CPUs=$CPUS RealMemory=$MEMORY_MB Gres=gpu:$GPUS"
     done
-    echo "PartitionName=shoal Nodes=ALL Default=YES MaxTime=INFINITE State=UP"
+    echo "PartitionName=shoal Nodes=ALL Default=YES MaxTime=INFINITE State=UP PriorityTier=1 GraceTime=10"
+    # A hidden partition of higher tier whose jobs preempt the shoal partition's (tests).
+    echo "PartitionName=urgent Nodes=ALL Hidden=YES MaxTime=INFINITE State=UP PriorityTier=2"
   } > /etc/slurm/slurm.conf
   printf 'AutoDetect=off\nNodeName=node[1-%s] Name=gpu File=%s\n' "$NODES" "$(fake_gpu_files)" > /etc/slurm/gres.conf
   chmod 0644 /etc/slurm/slurm.conf /etc/slurm/gres.conf

@@ -449,7 +449,7 @@ void ContainerAgent::AnswerStackRequest(int64_t id, const std::vector<pid_t>& pi
 }
 
 void ContainerAgent::ReportExit(const ExitInfo& exit, const std::string& message) {
-  Json body = Encode(ExitRequest{Task(), exit, message});
+  Json body = Encode(ExitRequest{Task(), exit, message, terminated_});
   Backoff backoff(clock_, 100, 1'000);
   for (int attempt = 0; attempt < 20; ++attempt) {
     auto reply = am_.Post(kExitedPath, body, 5000);

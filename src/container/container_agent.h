@@ -59,7 +59,12 @@ class ContainerAgent {
  public:
   ContainerAgent(ContainerOptions options, ProcessLauncher& processes, const Clock& clock);
   int Run();
-  void RequestStop() { stop_requested_ = true; }
+  // SIGTERM to the agent (the AM's launcher stopping the task, or something outside
+  // Shoal): the program is stopped, and the exit report says the agent was terminated.
+  void RequestStop() {
+    terminated_ = true;
+    stop_requested_ = true;
+  }
 
  private:
   protocol::TaskId Task() const;
@@ -90,6 +95,7 @@ class ContainerAgent {
   HttpJsonClient am_;
   std::atomic<bool> stop_requested_{false};  // the AM or a signal asked the task to stop
   bool stopping_ = false;                    // one of several processes failed
+  std::atomic<bool> terminated_{false};      // RequestStop: SIGTERM reached the agent
   std::unique_ptr<data::TaskData> data_;     // inputs, outputs, saved models (docs/data.md)
   // Runs the outputs' commit while heartbeating, so the AM does not take the task for lost.
   Status CommitOutputs(bool succeeded, int heartbeat_ms);

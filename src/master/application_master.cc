@@ -173,7 +173,7 @@ void ApplicationMaster::InstallRoutes() {
     return HandleStackRequest();
   }));
   http_->Post(kExitedPath, with_task(std::type_identity<ExitRequest>{}, [this](const ExitRequest& m) -> Result<Json> {
-    RETURN_IF_ERROR(tracker_->Exited(m.task.role, m.task.index, m.exit, m.message));
+    RETURN_IF_ERROR(tracker_->Exited(m.task.role, m.task.index, m.exit, m.message, m.terminated));
     saves_->TaskEnded(m.task.role, m.task.index);
     return Json::object();
   }));

@@ -160,7 +160,8 @@ Result<bool> AttemptTracker::Heartbeat(const std::string& role, int index, const
   return !IsFinal(state_) && !task->stop_requested && !IsFinal(task->state);
 }
 
-Status AttemptTracker::Exited(const std::string& role, int index, const ExitInfo& exit, const std::string& message) {
+Status AttemptTracker::Exited(const std::string& role, int index, const ExitInfo& exit, const std::string& message,
+                              bool terminated) {
   TaskStatus* task = FindMutable(role, index);
   if (!task) return NotFound("this attempt has no task " + role + "[" + std::to_string(index) + "]");
   if (IsFinal(task->state)) return Status::Ok();
@@ -173,6 +174,10 @@ Status AttemptTracker::Exited(const std::string& role, int index, const ExitInfo
   task->signal = exit.signal;
   if (task->stop_requested) {
     Move(*task, TaskState::kKilled, task->message.empty() ? "stopped by Shoal" : task->message);
+  } else if (terminated) {
+    Move(*task, TaskState::kFailed,
+         "stopped from outside Shoal: its container got SIGTERM (on Slurm: preemption or a scancel) and the program "
+         "ended with " + exit.Describe() + (message.empty() ? "" : " (" + message + ")"));
   } else if (exit.success() && success_held_ && !IsFinal(state_)) {
     task->awaiting_verdict = true;  // mpirun decides (ReleaseSuccess, FailTask)
     task->finished_ms = clock_.WallMillis();

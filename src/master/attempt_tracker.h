@@ -68,7 +68,11 @@ class AttemptTracker {
   Status Started(const std::string& role, int index, int pid, const std::string& board_url = "");
   // Returns whether the task should keep running (false: it is being stopped).
   Result<bool> Heartbeat(const std::string& role, int index, const protocol::HeartbeatRequest& beat);
-  Status Exited(const std::string& role, int index, const ExitInfo& exit, const std::string& message);
+  // `terminated`: the task's agent was sent SIGTERM before its program ended. When the
+  // AM did not stop the task itself, something outside Shoal did (Slurm's preemption, a
+  // scancel): the task FAILED, whatever its program's exit code, saying so.
+  Status Exited(const std::string& role, int index, const ExitInfo& exit, const std::string& message,
+                bool terminated = false);
   void ContainerEnded(const std::string& container_id, const ExitInfo& exit);
   void Kill(const std::string& reason);
   // Fails the attempt for a reason outside any task (mpirun failed, say).

@@ -44,6 +44,7 @@ TEST(ProtocolTest, EveryAgentMessageRoundTrips) {
   ExpectRoundTrip(HeartbeatReply{false, 9, {"x"}});
   ExpectRoundTrip(StacksAnswer{{"worker", 0}, 9, "Thread 1"});
   ExpectRoundTrip(ExitRequest{{"worker", 0}, {0, 9}, "killed"});
+  ExpectRoundTrip(ExitRequest{{"worker", 1}, {0, 0}, "", /*terminated=*/true});
   ExpectRoundTrip(MpiCommandReply{true, "orted -x"});
 }
 

@@ -296,6 +296,7 @@ Result<StacksAnswer> Decode<StacksAnswer>(const Json& json) {
 
 Json Encode(const ExitRequest& m) {
   Json out{{"exit_code", m.exit.exit_code}, {"signal", m.exit.signal}, {"message", m.message}};
+  if (m.terminated) out["terminated"] = true;
   WriteTask(out, m.task);
   return out;
 }
@@ -308,6 +309,7 @@ Result<ExitRequest> Decode<ExitRequest>(const Json& json) {
   m.exit.exit_code = r.Int("exit_code", 255);
   m.exit.signal = r.Int("signal", 0, 0, 128);
   m.message = r.String("message");
+  m.terminated = r.Bool("terminated", false);
   if (!r.ok()) return r.status();
   return m;
 }

@@ -144,6 +144,9 @@ struct ExitRequest {
   TaskId task;
   ExitInfo exit{255, 0};
   std::string message;
+  // The agent was sent SIGTERM before its program ended: by the AM's launcher when the AM
+  // stopped the task, otherwise from outside Shoal (Slurm's preemption, a scancel).
+  bool terminated = false;
 };
 
 struct MpiCommandReply {

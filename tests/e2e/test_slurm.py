@@ -446,3 +446,40 @@ roles:
     log = on_slurm.logs(job_id)
     assert "started" in log and "got TERM, saving" in log, log
     assert "TIMEOUT" not in json.dumps(final), "stopped by Shoal before Slurm's limit"
+
+
+def test_preemption_gives_the_program_sigterm_and_the_retry_succeeds(on_slurm, tmp_path):
+    """A job of a higher-tier partition (the test cluster's hidden `urgent`) preempts the
+    Shoal job (PreemptMode=CANCEL, GraceTime=10): the program's TERM trap runs, attempt 1
+    fails naming the preemption, not a user's kill, and attempt 2 succeeds."""
+    spec = write_spec(tmp_path, """
+name: preemptible
+max_attempts: 2
+roles:
+  worker:
+    cpus: 4
+    memory: 256M
+    command: >-
+      if [ "$SHOAL_ATTEMPT" = 1 ]; then trap 'echo "got TERM, saving"; exit 0' TERM; echo started;
+      while true; do sleep 0.2; done; fi; echo done
+""")
+    job = on_slurm.submit(spec)
+    detail = wait_for(lambda: (d := on_slurm.status(job))["attempts"] and
+                      tasks_of(d).get(("worker", 0), {}).get("state") == "RUNNING" and d, 60, what="attempt 1 to run")
+    wait_for(lambda: "started" in on_slurm.logs(job), 30, what="the program to start")
+    host = tasks_of(detail)[("worker", 0)]["host"]
+    node = next(name for name, addr in NODE_ADDRS.items() if addr == host)
+    urgent = subprocess.run(["sbatch", "--parsable", "--partition=urgent", f"--nodelist={node}", "--cpus-per-task=4",
+                             "--mem=64", "--wrap", "sleep 3"], capture_output=True, text=True, timeout=30)
+    assert urgent.returncode == 0, urgent.stderr
+    final = on_slurm.wait_state(job, ("SUCCEEDED", "FAILED", "KILLED"), timeout=120)
+    assert final["state"] == "SUCCEEDED" and len(final["attempts"]) == 2, final
+    first = final["attempts"][0]
+    # The programs end within the GraceTime, so Slurm records the job as ended by its AM,
+    # and the AM says why: the task was stopped from outside Shoal.
+    assert first["state"] == "FAILED", first
+    assert ("stopped from outside Shoal: its container got SIGTERM" in first["message"]
+            or "PREEMPTED" in first["message"]), first
+    assert "killed by the user" not in json.dumps(first), first
+    assert "got TERM, saving" in on_slurm.logs(job, attempt=1)
+    wait_for(lambda: not slurm("squeue", "-h").strip(), 30, what="the urgent job to end")
