@@ -470,7 +470,7 @@ roles:
     host = tasks_of(detail)[("worker", 0)]["host"]
     node = next(name for name, addr in NODE_ADDRS.items() if addr == host)
     urgent = subprocess.run(["sbatch", "--parsable", "--partition=urgent", f"--nodelist={node}", "--cpus-per-task=4",
-                             "--mem=64", "--wrap", "sleep 3"], capture_output=True, text=True, timeout=30)
+                             "--mem=64", "--output=/dev/null", "--wrap", "sleep 3"], capture_output=True, text=True, timeout=30)
     assert urgent.returncode == 0, urgent.stderr
     final = on_slurm.wait_state(job, ("SUCCEEDED", "FAILED", "KILLED"), timeout=120)
     assert final["state"] == "SUCCEEDED" and len(final["attempts"]) == 2, final
