@@ -61,6 +61,9 @@ struct AttemptHandle {
 struct AttemptNote {
   std::string message;           // why it waits ("waiting for Slurm: ..."), or why it ended
   bool ended_by_cluster = false; // the cluster ended it (a node failed, preemption, a time limit)
+  // Addresses of the nodes whose failure ended it, as tasks name their hosts: a task that
+  // ran there says its node failed.
+  std::vector<std::string> failed_hosts;
 };
 
 class ClusterBackend {

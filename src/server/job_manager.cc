@@ -495,7 +495,8 @@ void JobManager::Release(const std::string& id) {
   reserved_.erase(it);
 }
 
-void JobManager::EndAttempt(JobRecord& job, const ExitInfo& am_exit, const std::string& cluster_failure) {
+void JobManager::EndAttempt(JobRecord& job, const ExitInfo& am_exit, const std::string& cluster_failure,
+                            const std::vector<std::string>& failed_hosts) {
   AttemptRecord& attempt = job.attempts.back();
   bool reported_end = attempt.final_reported && IsFinal(attempt.state);
   if (!cluster_failure.empty() && !job.kill_requested) {
@@ -516,6 +517,14 @@ void JobManager::EndAttempt(JobRecord& job, const ExitInfo& am_exit, const std::
     }
   }
   attempt.finished_ms = clock_.WallMillis();
+  // A task on a node that failed says so, whatever its agent's end looked like from afar.
+  for (auto& task : attempt.tasks) {
+    bool on_failed_node = std::find(failed_hosts.begin(), failed_hosts.end(), task.host) != failed_hosts.end();
+    if (!on_failed_node || task.state == TaskState::kSucceeded || job.kill_requested) continue;
+    if (!IsFinal(task.state)) task.state = TaskState::kLost;
+    task.message = "its node failed: " + cluster_failure;
+    if (task.finished_ms == 0) task.finished_ms = attempt.finished_ms;
+  }
   // Whatever the AM last reported, the attempt is over: none of its tasks still runs.
   for (auto& task : attempt.tasks) {
     if (IsFinal(task.state)) continue;
@@ -553,7 +562,7 @@ void JobManager::ApplyPolls(const std::vector<Polled>& polled) {
     if (it == handles_.end() || it->second.backend_id != p.handle.backend_id) continue;  // ended meanwhile
     JobRecord& job = live_[p.id];
     if (p.exit) {
-      EndAttempt(job, *p.exit, p.note.ended_by_cluster ? p.note.message : "");
+      EndAttempt(job, *p.exit, p.note.ended_by_cluster ? p.note.message : "", p.note.failed_hosts);
       continue;
     }
     // Until its AM reports, an attempt shows what the cluster says of it (Slurm's reasons).

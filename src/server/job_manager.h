@@ -137,7 +137,9 @@ class JobManager {
   // Writes every changed record to the history, outside mutex_, oldest change first.
   void Flush();
   // cluster_failure: the backend's words when the cluster itself ended the attempt.
-  void EndAttempt(JobRecord& job, const ExitInfo& am_exit, const std::string& cluster_failure = "");  // REQUIRES mutex_
+  // `failed_hosts`: the hosts whose failure ended it (AttemptNote); their tasks say so.
+  void EndAttempt(JobRecord& job, const ExitInfo& am_exit, const std::string& cluster_failure = "",
+                  const std::vector<std::string>& failed_hosts = {});  // REQUIRES mutex_
   void Changed(JobRecord& job);                              // REQUIRES mutex_
   JobRecord* FindLive(const std::string& id);                // REQUIRES mutex_
   Json KillLive(const std::string& id);  // a live job's summary after the kill; null when not live

@@ -153,6 +153,23 @@ TEST_F(JobManagerTest, AnAttemptTheClusterEndedFailsAndIsRetriedWhateverTheAmSai
   EXPECT_EQ(first["message"], "node node2 failed; Slurm ended the attempt (NODE_FAIL)");
 }
 
+TEST_F(JobManagerTest, ATaskOnTheNodeThatFailedSaysSo) {
+  std::string id = manager_->Submit(Spec("node-fails", 2, 1, 2)).value();
+  ASSERT_TRUE(Eventually([&] { return State(id) == "RUNNING"; }));
+  AttemptNote failed{"node node2 failed; Slurm ended the attempt (NODE_FAIL)", true, {"10.253.0.12"}};
+  backend_.SetNote(id + "/1", failed);
+  Json tasks = Json::array({Json{{"role", "worker"}, {"index", 0}, {"state", "KILLED"}, {"host", "10.253.0.11"},
+                                 {"message", "stopped by Shoal"}},
+                            Json{{"role", "worker"}, {"index", 1}, {"state", "FAILED"}, {"host", "10.253.0.12"},
+                                 {"message", "the container ended before its task did (exit code 0)"}}});
+  ASSERT_TRUE(ReportJson(*manager_, id, 1, Json{{"state", "KILLED"}, {"tasks", tasks}, {"final", true}}).ok());
+  backend_.Finish(id + "/1", ExitInfo{1, 0});
+  ASSERT_TRUE(Eventually([&] { return backend_.started().size() == 2; }));
+  Json first = manager_->Get(id, 0, 0).value()["attempts"][0];
+  EXPECT_EQ(first["tasks"][1]["message"], "its node failed: node node2 failed; Slurm ended the attempt (NODE_FAIL)");
+  EXPECT_EQ(first["tasks"][0]["message"], "stopped by Shoal") << "a task elsewhere keeps its own end";
+}
+
 TEST_F(JobManagerTest, QueuesWhatDoesNotFitAndStartsItWhenResourcesFree) {
   std::string a = manager_->Submit(Spec("a", 3, 1)).value();
   std::string b = manager_->Submit(Spec("b", 2, 1)).value();

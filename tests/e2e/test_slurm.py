@@ -270,6 +270,8 @@ roles:
         first = on_slurm.status(job)["attempts"][0]
         assert first["state"] == "FAILED"
         assert f"node {victim} failed" in first["message"] and "NODE_FAIL" in first["message"], first
+        on_victim = [t for t in first["tasks"] if t["host"] == NODE_ADDRS[victim]]
+        assert on_victim and all(t["message"].startswith(f"its node failed: node {victim} failed") for t in on_victim), first
     finally:
         subprocess.run([str(REPO / "scripts/slurm-node.sh"), "start", number], check=True, timeout=30)
     detail = on_slurm.wait_state(job, "SUCCEEDED", timeout=120)

@@ -59,6 +59,7 @@ std::vector<ClusterNode> SlurmBackend::Nodes() {
 
 Status SlurmBackend::Connect() {
   ASSIGN_OR_RETURN(std::vector<SlurmNode> nodes, ReadNodes());
+  for (const SlurmNode& node : nodes) node_addresses_[node.name] = node.address.empty() ? node.name : node.address;
   capacity_ = CapacityOf(nodes);
   usable_nodes_ = UsableNodeCount(nodes);
   if (capacity_.total.cpus <= 0) {
@@ -237,6 +238,7 @@ void SlurmBackend::Refresh(bool force) {
         failed_nodes = down[id];
         if (failed_nodes.empty()) failed_nodes = w.unresponsive;
       }
+      w.failed_nodes = failed_nodes;
       w.ended_note = EndedByCluster(w) ? DescribeClusterEnd(state, failed_nodes)
                      : state.state == "GONE"        ? "Slurm no longer knows job " + id
                                                     : "";
@@ -294,7 +296,12 @@ AttemptNote SlurmBackend::Note(const AttemptHandle& handle) {
   if (it == watched_.end() || !it->second.state) return {};
   const SlurmJobState& state = *it->second.state;
   if (IsFinalSlurmState(state.state)) {
-    return {it->second.ended_note, EndedByCluster(it->second) || state.state == "GONE"};
+    AttemptNote note{it->second.ended_note, EndedByCluster(it->second) || state.state == "GONE", {}};
+    for (const std::string& node : it->second.failed_nodes) {
+      auto address = node_addresses_.find(node);
+      note.failed_hosts.push_back(address == node_addresses_.end() ? node : address->second);
+    }
+    return note;
   }
   return {DescribeWaiting(state), false};
 }

@@ -91,6 +91,7 @@ class SlurmBackend final : public ClusterBackend {
   Status CheckJobOptions(const JobSpec& spec) const;
   struct Watched {
     std::optional<SlurmJobState> state;
+    std::vector<std::string> failed_nodes;  // named in ended_note
     int64_t polled_ms = -1;
     std::string ended_note;  // filled once, when the job is final
     int64_t nodes_checked_ms = -1;
@@ -120,6 +121,7 @@ class SlurmBackend final : public ClusterBackend {
   std::vector<ClusterNode> nodes_;  // GUARDED_BY(nodes_mutex_)
   int64_t nodes_read_ms_ = 0;       // GUARDED_BY(nodes_mutex_)
   ClusterCapacity capacity_;
+  std::map<std::string, std::string> node_addresses_;  // name -> NodeAddr, read by Connect()
   int usable_nodes_ = 0;
   std::mutex mutex_;
   std::map<std::string, Watched> watched_;          // Slurm job id -> what is known; GUARDED_BY(mutex_)

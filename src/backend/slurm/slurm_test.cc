@@ -414,6 +414,7 @@ TEST_F(SlurmBackendTest, ANodeFailureEndsTheAttemptNamingTheNode) {
   AttemptNote note = backend_.Note(*handle);
   EXPECT_TRUE(note.ended_by_cluster);
   EXPECT_EQ(note.message, "node node2 failed; Slurm ended the attempt (NODE_FAIL)");
+  EXPECT_EQ(note.failed_hosts, std::vector<std::string>{"node2"}) << "a node Connect() never read keeps its name";
 }
 
 // The poller records a job's final state, then asks sinfo which node failed; until the
