@@ -1,0 +1,272 @@
+#include "scheduling/schedule_policy.h"
+
+#include <algorithm>
+#include <deque>
+#include <tuple>
+
+#include "scheduling/resource_profile.h"
+#include "scheduling/wait_reasons.h"
+
+namespace shoal {
+
+const QueueSpec* SchedulingConfig::FindQueue(const std::string& name) const {
+  for (const QueueSpec& queue : queues) {
+    if (queue.name == name) return &queue;
+  }
+  return nullptr;
+}
+
+double DominantShare(const Resources& used, const Resources& capacity) {
+  double share = 0;
+  if (capacity.cpus > 0) share = std::max(share, used.cpus / capacity.cpus);
+  if (capacity.memory_bytes > 0) share = std::max(share, static_cast<double>(used.memory_bytes) / capacity.memory_bytes);
+  if (capacity.gpus > 0) share = std::max(share, static_cast<double>(used.gpus) / capacity.gpus);
+  return share;
+}
+
+namespace {
+
+Resources Scaled(const Resources& r, double factor) {
+  return Resources{r.cpus * factor, static_cast<int64_t>(static_cast<double>(r.memory_bytes) * factor),
+                   static_cast<int>(static_cast<double>(r.gpus) * factor + 1e-9)};
+}
+
+// True when `limit` (0 = unlimited, per component) holds `used` + `need`.
+bool WithinLimit(const Resources& limit, const Resources& used, const Resources& need) {
+  return (limit.cpus <= 0 || used.cpus + need.cpus <= limit.cpus + 1e-9) &&
+         (limit.memory_bytes <= 0 || used.memory_bytes + need.memory_bytes <= limit.memory_bytes) &&
+         (limit.gpus <= 0 || used.gpus + need.gpus <= limit.gpus);
+}
+
+Resources TotalOf(const PendingJob& job) {
+  Resources total;
+  for (const Resources& task : job.tasks) total += task;
+  return total;
+}
+
+bool SubmittedBefore(const PendingJob* a, const PendingJob* b) {
+  return std::tie(a->submitted_ms, a->id) < std::tie(b->submitted_ms, b->id);
+}
+
+// One scheduling pass: considers the pending jobs one at a time in the policy's order.
+class Pass {
+ public:
+  explicit Pass(const ScheduleInput& input)
+      : in_(input), config_(*input.config), free_(input.cluster.free), free_gpus_(input.cluster.free_gpus),
+        profile_(input.now_ms, input.cluster.free, Releases(input)) {
+    for (const RunningJob& job : input.running) {
+      queue_used_[job.queue] += job.total;
+      user_used_[{job.queue, job.user}] += job.total;
+    }
+  }
+
+  ScheduleDecision Run() {
+    std::vector<const PendingJob*> jobs;
+    for (const PendingJob& job : in_.pending) jobs.push_back(&job);
+    std::sort(jobs.begin(), jobs.end(), SubmittedBefore);
+    if (config_.order == OrderPolicy::kFifo) {
+      for (const PendingJob* job : jobs) Consider(*job);
+      return std::move(decision_);
+    }
+    // Aged jobs first, oldest first; then the fair-share order.
+    std::vector<const PendingJob*> fresh;
+    for (const PendingJob* job : jobs) {
+      if (in_.now_ms - job->submitted_ms >= config_.max_wait_ms) {
+        aged_.insert(job->id);
+        Consider(*job);
+      } else {
+        fresh.push_back(job);
+      }
+    }
+    ConsiderFairShare(fresh);
+    return std::move(decision_);
+  }
+
+ private:
+  static std::vector<ResourceProfile::Release> Releases(const ScheduleInput& input) {
+    std::vector<ResourceProfile::Release> releases;
+    for (const RunningJob& job : input.running) {
+      if (job.estimate_ms > 0) releases.push_back({job.started_ms + job.estimate_ms, job.total});
+    }
+    return releases;
+  }
+
+  // Queues take turns (the one furthest below its guarantee next); inside a queue, the
+  // best of each user's first job by priority, then the user's share, then age.
+  void ConsiderFairShare(const std::vector<const PendingJob*>& jobs) {
+    // queue -> user -> that user's jobs, best first (priority, then age)
+    std::map<std::string, std::map<std::string, std::deque<const PendingJob*>>> lines;
+    for (const PendingJob* job : jobs) lines[job->queue][job->user].push_back(job);
+    for (auto& [queue, users] : lines) {
+      for (auto& [user, line] : users) {
+        std::stable_sort(line.begin(), line.end(),
+                         [](const PendingJob* a, const PendingJob* b) { return a->priority > b->priority; });
+      }
+    }
+    const Resources& capacity = in_.cluster.capacity;
+    while (!lines.empty()) {
+      const PendingJob* next = nullptr;
+      double next_queue_ratio = 0;
+      for (auto& [queue, users] : lines) {
+        const PendingJob* best = nullptr;
+        double best_share = 0;
+        for (auto& [user, line] : users) {
+          const PendingJob* head = line.front();
+          double share = DominantShare(user_used_[{queue, user}], capacity);
+          if (!best || std::make_tuple(-head->priority, share, head->submitted_ms, head->id) <
+                           std::make_tuple(-best->priority, best_share, best->submitted_ms, best->id)) {
+            best = head, best_share = share;
+          }
+        }
+        double ratio = QueueRatio(queue);
+        if (!next || std::make_tuple(ratio, -best->priority, best->submitted_ms, best->id) <
+                         std::make_tuple(next_queue_ratio, -next->priority, next->submitted_ms, next->id)) {
+          next = best, next_queue_ratio = ratio;
+        }
+      }
+      auto& users = lines[next->queue];
+      auto& line = users[next->user];
+      line.pop_front();
+      if (line.empty()) users.erase(next->user);
+      std::string queue = next->queue;
+      Consider(*next);
+      if (users.empty()) lines.erase(queue);
+    }
+  }
+
+  // How far the queue is towards its guarantee: its dominant share over its guaranteed
+  // share. Queues with no guarantee come after every queue that has one.
+  double QueueRatio(const std::string& name) const {
+    const QueueSpec* queue = config_.FindQueue(name);
+    auto used = queue_used_.find(name);
+    double share = used == queue_used_.end() ? 0 : DominantShare(used->second, in_.cluster.capacity);
+    if (!queue || queue->guarantee <= 0) return 1e9 * (1 + share);
+    return share / queue->guarantee;
+  }
+
+  void Consider(const PendingJob& job) {
+    const Resources need = TotalOf(job);
+    const QueueSpec* queue = config_.FindQueue(job.queue);
+    if (!queue) {
+      Wait(job, "queue " + job.queue + " is not configured on this server any more; kill the job and submit it to a "
+                "configured queue (shoal queues lists them)");
+      return;
+    }
+    if (!head_of_line_.empty()) {
+      Wait(job, "behind " + head_of_line_ + " (jobs start in submission order)");
+      return;
+    }
+    if (auto stopped = queue_stopped_.find(job.queue); stopped != queue_stopped_.end()) {
+      Wait(job, "behind " + stopped->second + " in queue " + job.queue + ", which is at its max");
+      return;
+    }
+    Resources& user_used = user_used_[{job.queue, job.user}];
+    if (!WithinLimit(queue->user_limit, user_used, need)) {
+      Wait(job, Explain([&] { return wait_reasons::OverUserLimit(job.user, *queue, user_used, need); }));
+      return;
+    }
+    Resources& queue_used = queue_used_[job.queue];
+    if (queue->max < 1 && !WithinLimit(Scaled(in_.cluster.capacity, queue->max), queue_used, need)) {
+      queue_stopped_[job.queue] = job.id;
+      Wait(job, Explain([&] { return wait_reasons::OverQueueMax(*queue, queue_used, in_.cluster.capacity, need); }));
+      return;
+    }
+    const bool fits_now = free_.Fits(need) && static_cast<int>(free_gpus_.size()) >= need.gpus;
+    if (fits_now && (!config_.backfill || profile_.FitsFrom(in_.now_ms, need, job.estimate_ms))) {
+      Admit(job, need);
+      return;
+    }
+    if (!config_.backfill) {
+      head_of_line_ = job.id;
+      Wait(job, Explain([&] { return Queued(job, *queue, need, wait_reasons::Short(need, free_)); }));
+      return;
+    }
+    if (reservations_ >= config_.max_reservations) {
+      Wait(job, Explain([&] {
+        return Queued(job, *queue, need, fits_now ? "behind " + std::to_string(reservations_) + " reserved jobs"
+                                                  : wait_reasons::Short(need, free_));
+      }));
+      return;
+    }
+    Reserve(job, need, fits_now, *queue);
+  }
+
+  // Gives the job the earliest start that delays no earlier reservation. When no start
+  // is known (what it needs is held by jobs with no estimate), it holds what will be
+  // free once every estimated job has ended, so that nothing that starts later can take it.
+  void Reserve(const PendingJob& job, const Resources& need, bool fits_now, const QueueSpec& queue) {
+    ++reservations_;
+    std::optional<int64_t> start = profile_.EarliestStart(need, job.estimate_ms);
+    if (start) {
+      profile_.Reserve(*start, need, job.estimate_ms);
+      decision_.reserved_start_ms[job.id] = *start;
+    } else {
+      profile_.ReserveWhatIsLeftAtTheEnd(need);
+    }
+    std::string why = fits_now ? wait_reasons::WouldDelay(first_reserved_, job.estimate_ms > 0)
+                               : wait_reasons::Short(need, free_);
+    if (first_reserved_.empty()) first_reserved_ = job.id;
+    Wait(job, Explain([&] { return Queued(job, queue, need, why + "; " + wait_reasons::ExpectedStart(start, in_.now_ms)); }));
+  }
+
+  // The reason of a job that waits for resources: what is short, its place in its
+  // queue, and the queue's use of its guarantee.
+  std::string Queued(const PendingJob& job, const QueueSpec& queue, const Resources& need, const std::string& why) {
+    auto& ahead = waiting_in_queue_[job.queue];
+    std::string text = why + "; " +
+                       wait_reasons::Position(job.queue, static_cast<int>(ahead.size()) + 1, ahead.empty() ? "" : ahead.front());
+    if (config_.order == OrderPolicy::kFairShare) {
+      text += "; " + wait_reasons::QueueUse(queue, queue_used_[job.queue], in_.cluster.capacity, need);
+    }
+    if (aged_.count(job.id)) text += "; it has waited longer than the server's max_wait, so it goes first";
+    return text;
+  }
+
+  template <typename Words>
+  std::string Explain(Words words) {
+    return in_.explain ? words() : std::string();
+  }
+
+  void Wait(const PendingJob& job, std::string reason) {
+    waiting_in_queue_[job.queue].push_back(job.id);
+    decision_.waiting[job.id] = std::move(reason);
+  }
+
+  void Admit(const PendingJob& job, const Resources& need) {
+    JobAdmission admission{job.id, need, {}};
+    for (const Resources& task : job.tasks) {
+      std::vector<int> gpus;
+      for (int i = 0; i < task.gpus; ++i) {
+        gpus.push_back(*free_gpus_.begin());
+        free_gpus_.erase(free_gpus_.begin());
+      }
+      admission.task_gpus.push_back(std::move(gpus));
+    }
+    free_ -= need;
+    queue_used_[job.queue] += need;
+    user_used_[{job.queue, job.user}] += need;
+    if (config_.backfill) profile_.Reserve(in_.now_ms, need, job.estimate_ms);
+    decision_.admit.push_back(std::move(admission));
+  }
+
+  const ScheduleInput& in_;
+  const SchedulingConfig& config_;
+  Resources free_;
+  std::set<int> free_gpus_;
+  ResourceProfile profile_;
+  std::map<std::string, Resources> queue_used_;
+  std::map<std::pair<std::string, std::string>, Resources> user_used_;  // (queue, user)
+  std::map<std::string, std::string> queue_stopped_;                    // queue -> the job over its max
+  std::map<std::string, std::vector<std::string>> waiting_in_queue_;   // in the order considered
+  std::set<std::string> aged_;
+  std::string head_of_line_;    // strict FIFO: the job that stopped the pass
+  std::string first_reserved_;  // backfill: the first job given a reservation
+  int reservations_ = 0;
+  ScheduleDecision decision_;
+};
+
+}  // namespace
+
+ScheduleDecision Schedule(const ScheduleInput& input) { return Pass(input).Run(); }
+
+}  // namespace shoal

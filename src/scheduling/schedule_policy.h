@@ -1,0 +1,125 @@
+// SchedulePolicy: which queued jobs start now, and why each of the others waits. A pure
+// function over plain data, so the policy is tested with tables and replayed on a trace
+// (bench/schedule) with no processes; the server's scheduler only applies its decisions.
+//
+// Contract:
+//  - Gangs: a job starts with all its tasks at once or not at all; GPUs are concrete
+//    devices, each admitted task gets `gpus` distinct free indices, lowest first.
+//  - Order (kFairShare): jobs that have waited longer than `max_wait` come first, oldest
+//    first. Then queues take turns: the next job comes from the queue furthest below its
+//    guarantee (its dominant share of the cluster divided by its guaranteed share, lowest
+//    first), and within a queue by priority (highest first), then the user with the
+//    smallest dominant share in that queue, then submission time, then id. Shares are
+//    recounted after every admission. kFifo orders by submission time only and ignores
+//    queues' guarantees (the baseline the benchmark compares with).
+//  - Limits: a queue never uses more than its `max` share in any resource; a user never
+//    more than the queue's `user_limit`. A job over its user's limit is skipped (others'
+//    jobs go on); a job over its queue's max stops that queue for this pass.
+//  - Backfill (conservative): a job that does not fit now gets a reservation, the
+//    earliest time it fits given the estimated ends of running jobs and the reservations
+//    made before it (up to `max_reservations`; later jobs get none). A job starts now only
+//    if it fits now and its estimated run (forever when it has no estimate) delays no
+//    reservation. With backfill off, the first job that does not fit stops the pass
+//    (strict FIFO's head-of-line blocking).
+//  - No starvation: once a job has waited `max_wait`, it is ordered before every job that
+//    has not, and nothing that starts after that delays its reservation; it starts at the
+//    latest when the jobs running at that moment have ended (their estimates bound it
+//    where they have them) and the aged jobs before it have run.
+//  - Every queued job that does not start gets a reason, in words a user reads in
+//    `shoal status` ("needs 4 CPUs, 1.5 free; 2nd in queue research behind job-41").
+// Thread-safety: pure functions.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "spec/resources.h"
+
+namespace shoal {
+
+inline constexpr int kMinPriority = -1000;
+inline constexpr int kMaxPriority = 1000;
+
+// One queue as the server's configuration defines it. Shares are fractions of the
+// cluster's capacity, the same for CPUs, memory and GPUs.
+struct QueueSpec {
+  std::string name;
+  double guarantee = 0;  // 0..1
+  double max = 1;        // guarantee..1: what it may borrow up to
+  // Per user inside the queue; a component of 0 means no limit on it.
+  Resources user_limit;
+};
+
+enum class OrderPolicy { kFairShare, kFifo };
+
+struct SchedulingConfig {
+  std::vector<QueueSpec> queues;  // always holds "default"
+  OrderPolicy order = OrderPolicy::kFairShare;
+  bool backfill = true;
+  int64_t max_wait_ms = 3600 * 1000;  // the starvation bound's start: see the contract
+  int max_reservations = 64;
+
+  const QueueSpec* FindQueue(const std::string& name) const;
+};
+
+// A job waiting to start.
+struct PendingJob {
+  std::string id;
+  std::string user;
+  std::string queue = "default";
+  int priority = 0;
+  int64_t submitted_ms = 0;
+  std::vector<Resources> tasks;  // one entry per task, in rank order
+  int64_t estimate_ms = 0;       // how long it runs, as declared (timeouts.job or estimate); 0: unknown
+};
+
+// A job holding resources.
+struct RunningJob {
+  std::string id;
+  std::string user;
+  std::string queue = "default";
+  int priority = 0;
+  Resources total;
+  int64_t started_ms = 0;
+  int64_t estimate_ms = 0;  // 0: unknown, so it holds its resources for as long as anyone can tell
+};
+
+struct ClusterState {
+  Resources capacity;       // the whole cluster
+  Resources free;           // what is not held by running jobs
+  std::set<int> free_gpus;  // device indices
+};
+
+struct ScheduleInput {
+  const SchedulingConfig* config = nullptr;
+  ClusterState cluster;
+  std::vector<PendingJob> pending;  // any order
+  std::vector<RunningJob> running;
+  int64_t now_ms = 0;
+  bool explain = true;  // false: no reasons are written (a replay that only counts)
+};
+
+struct JobAdmission {
+  std::string job_id;
+  Resources total;                          // what the job takes
+  std::vector<std::vector<int>> task_gpus;  // per task, the devices it gets
+};
+
+struct ScheduleDecision {
+  std::vector<JobAdmission> admit;             // in the order they were chosen
+  std::map<std::string, std::string> waiting;  // every pending job not admitted -> why
+  // When each reserved job is expected to start (ms since the epoch; absent when never
+  // with the estimates known).
+  std::map<std::string, int64_t> reserved_start_ms;
+};
+
+ScheduleDecision Schedule(const ScheduleInput& input);
+
+// A job's dominant share: its largest fraction of the capacity over CPUs, memory, GPUs.
+double DominantShare(const Resources& used, const Resources& capacity);
+
+}  // namespace shoal
