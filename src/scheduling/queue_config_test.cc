@@ -1,0 +1,87 @@
+#include "scheduling/queue_config.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace shoal {
+namespace {
+
+TEST(QueueConfig, ReadsQueuesAndGivesDefaultWhatIsLeft) {
+  auto config = ParseQueueConfig(
+      "max_wait: 30m\n"
+      "queues:\n"
+      "  research: {guarantee: 40%, max: 80%, user_limit: {cpus: 8, memory: 32G, gpus: 2}}\n"
+      "  prod:\n"
+      "    guarantee: 50%\n",
+      "queues.yaml");
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  EXPECT_EQ(config->max_wait_ms, 30 * 60 * 1000);
+  ASSERT_EQ(config->queues.size(), 3u);
+  const QueueSpec* research = config->FindQueue("research");
+  ASSERT_NE(research, nullptr);
+  EXPECT_DOUBLE_EQ(research->guarantee, 0.4);
+  EXPECT_DOUBLE_EQ(research->max, 0.8);
+  EXPECT_EQ(research->user_limit.cpus, 8);
+  EXPECT_EQ(research->user_limit.memory_bytes, 32LL << 30);
+  EXPECT_EQ(research->user_limit.gpus, 2);
+  EXPECT_DOUBLE_EQ(config->FindQueue("prod")->max, 1);
+  EXPECT_NEAR(config->FindQueue("default")->guarantee, 0.1, 1e-9);
+  auto empty = ParseQueueConfig("", "queues.yaml");
+  ASSERT_TRUE(empty.ok());
+  ASSERT_EQ(empty->queues.size(), 1u);
+  EXPECT_EQ(empty->queues[0].name, "default");
+}
+
+TEST(QueueConfig, RefusesEachProblemWithItsLineAndFix) {
+  struct Case {
+    std::string text, expected;
+  } cases[] = {
+      {"queues:\n  a: {guarantee: 60%}\n  b: {guarantee: 50%}\n", "queues.yaml:1: the queues' guarantees sum to 110%, past 100%"},
+      {"queues:\n  a: {guarantee: 60%, max: 50%}\n", "queues.yaml:2: queues.a.max is below its guarantee"},
+      {"queues:\n  a: {guarantee: 0.4}\n", "queues.yaml:2: queues.a.guarantee must be a share of the cluster from 0% to 100% (got `0.4`); e.g. 40%"},
+      {"queues:\n  a: {guarantee: 140%}\n", "must be a share of the cluster from 0% to 100% (got `140%`)"},
+      {"queues:\n  A!: {guarantee: 10%}\n", "queues.yaml:2: queue name `A!` is not 1 to 32"},
+      {"queues:\n  a: {guarantee: 10%, share: 3}\n", "queues.yaml:2: queues.a has an unknown field `share`"},
+      {"queues:\n  a: {user_limit: {cpus: -1}}\n", "queues.a.user_limit.cpus must be a number above zero"},
+      {"queues:\n  a: {user_limit: {gpus: 1.5}}\n", "queues.a.user_limit.gpus must be a whole number above zero"},
+      {"queues:\n  a: {user_limit: {memory: lots}}\n", "queues.a.user_limit.memory: "},
+      {"max_wait: never\n", "queues.yaml:1: max_wait must be a duration above zero; e.g. max_wait: 1h"},
+      {"queue: {}\n", "queues.yaml:1: has an unknown field `queue`; the fields are max_wait and queues"},
+      {"queues: [a, b]\n", "queues must map each queue's name to its settings"},
+      {"queues: {a: {max: 0%}}\n", "queues.a.max is 0%"},
+      {"queues: {a: [\n", "queues.yaml:2: is not YAML"},
+      {"- 1\n", "must be a mapping with max_wait and queues"},
+  };
+  for (const auto& c : cases) {
+    auto config = ParseQueueConfig(c.text, "queues.yaml");
+    ASSERT_FALSE(config.ok()) << c.text;
+    EXPECT_NE(config.status().message().find(c.expected), std::string::npos) << config.status().message();
+  }
+}
+
+TEST(QueueConfigFile, ReloadsWhenTheFileChangesAndKeepsTheLastGoodOne) {
+  std::string dir = testing::TempDir() + "/queue_config_file";
+  std::filesystem::create_directories(dir);
+  std::string path = dir + "/queues.yaml";
+  std::filesystem::remove(path);
+  QueueConfigFile file(path);
+  ASSERT_TRUE(file.Load().ok());
+  EXPECT_EQ(file.config().queues.size(), 1u);
+  std::ofstream(path) << "queues: {research: {guarantee: 40%}}\n";
+  EXPECT_TRUE(file.Refresh());
+  EXPECT_NE(file.config().FindQueue("research"), nullptr);
+  EXPECT_FALSE(file.Refresh());  // unchanged
+  std::ofstream(path) << "queues: {research: {guarantee: 400%}}\n";
+  EXPECT_FALSE(file.Refresh());
+  EXPECT_NE(file.config().FindQueue("research"), nullptr);
+  EXPECT_NE(file.error().find("400%"), std::string::npos);
+  std::filesystem::remove(path);
+  EXPECT_TRUE(file.Refresh());
+  EXPECT_EQ(file.config().FindQueue("research"), nullptr);
+  EXPECT_EQ(file.error(), "");
+}
+
+}  // namespace
+}  // namespace shoal
