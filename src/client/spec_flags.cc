@@ -16,6 +16,9 @@ void SpecFlags::AddTo(CLI::App& app) {
   app.add_option("--framework", framework, "the framework whose variables the tasks get: " + frameworks +
                                                " (docs/frameworks.md)");
   app.add_option("--cluster", cluster, "where the job runs: local or slurm (the server must run jobs there)");
+  app.add_option("--queue", queue, "the server's queue the job waits in (shoal queues lists them; default: default)");
+  app.add_option("--priority", priority, "low, normal, high or -1000..1000: the job's order within its queue");
+  app.add_option("--estimate", estimate, "how long the job is expected to run, e.g. 2h: lets it start in gaps (backfill)");
   app.add_option("--workdir", workdir, "directory the tasks start in (default: the spec's folder)");
   app.add_option("--max-attempts", max_attempts, "how many times the job may run in all");
   app.add_option("--heartbeat-timeout", heartbeat_timeout, "a task silent this long is lost, e.g. 30s");
@@ -52,6 +55,9 @@ Result<std::vector<std::string>> SpecFlags::Overrides(std::map<std::string, std:
   field(framework, "framework", "--framework", true);
   field(cluster, "cluster", "--cluster", true);
   field(workdir, "workdir", "--workdir", true);
+  field(queue, "queue", "--queue", true);
+  field(priority, "priority", "--priority", true);
+  field(estimate, "estimate", "--estimate", false);
   field(max_attempts, "max_attempts", "--max-attempts", false);
   field(heartbeat_timeout, "timeouts.heartbeat", "--heartbeat-timeout", false);
   field(register_timeout, "timeouts.register", "--register-timeout", false);

@@ -18,7 +18,7 @@ namespace shoal {
 struct SpecFlags {
   std::string file;  // empty: the spec comes from flags alone
   std::string name, framework, workdir, max_attempts;
-  std::string cluster;
+  std::string cluster, queue, priority, estimate;
   std::string heartbeat_timeout, register_timeout, job_timeout;
   std::vector<std::string> env;          // K=V
   std::vector<std::string> secret_env;   // K=V, masked wherever Shoal shows it

@@ -21,6 +21,10 @@ void EncodeSummaryInto(const JobSummary& v, Json& out) {
   out["created_ms"] = v.created_ms;
   out["started_ms"] = v.started_ms;
   out["finished_ms"] = v.finished_ms;
+  out["queue"] = v.queue;
+  out["priority"] = v.priority;
+  out["wait_reason"] = v.wait_reason;
+  out["expected_start_ms"] = v.expected_start_ms;
 }
 
 JobSummary ReadSummary(FieldReader& r) {
@@ -38,6 +42,11 @@ JobSummary ReadSummary(FieldReader& r) {
   v.created_ms = r.Int64("created_ms", 0);
   v.started_ms = r.Int64("started_ms", 0);
   v.finished_ms = r.Int64("finished_ms", 0);
+  v.queue = r.String("queue");
+  if (v.queue.empty()) v.queue = "default";
+  v.priority = r.Int("priority", 0, -1000000);
+  v.wait_reason = r.String("wait_reason");
+  v.expected_start_ms = r.Int64("expected_start_ms", 0);
   return v;
 }
 

@@ -73,6 +73,12 @@ struct JobSummary {
   int64_t created_ms = 0;
   int64_t started_ms = 0;
   int64_t finished_ms = 0;
+  std::string queue = "default";
+  int priority = 0;
+  // While queued: why it has not started (the scheduling policy's words), and when it is
+  // expected to (0: not known).
+  std::string wait_reason;
+  int64_t expected_start_ms = 0;
 };
 
 struct JobDetail {

@@ -72,7 +72,7 @@ class Pass {
     std::vector<const PendingJob*> fresh;
     for (const PendingJob* job : jobs) {
       if (in_.now_ms - job->submitted_ms >= config_.max_wait_ms) {
-        aged_.insert(job->id);
+        if (in_.explain) aged_.insert(job->id);
         Consider(*job);
       } else {
         fresh.push_back(job);
@@ -203,18 +203,19 @@ class Pass {
     } else {
       profile_.ReserveWhatIsLeftAtTheEnd(need);
     }
-    std::string why = fits_now ? wait_reasons::WouldDelay(first_reserved_, job.estimate_ms > 0)
-                               : wait_reasons::Short(need, free_);
+    Wait(job, Explain([&] {
+      std::string why = fits_now ? wait_reasons::WouldDelay(first_reserved_, job.estimate_ms > 0)
+                                 : wait_reasons::Short(need, free_);
+      return Queued(job, queue, need, why + "; " + wait_reasons::ExpectedStart(start, in_.now_ms));
+    }));
     if (first_reserved_.empty()) first_reserved_ = job.id;
-    Wait(job, Explain([&] { return Queued(job, queue, need, why + "; " + wait_reasons::ExpectedStart(start, in_.now_ms)); }));
   }
 
   // The reason of a job that waits for resources: what is short, its place in its
   // queue, and the queue's use of its guarantee.
   std::string Queued(const PendingJob& job, const QueueSpec& queue, const Resources& need, const std::string& why) {
-    auto& ahead = waiting_in_queue_[job.queue];
-    std::string text = why + "; " +
-                       wait_reasons::Position(job.queue, static_cast<int>(ahead.size()) + 1, ahead.empty() ? "" : ahead.front());
+    const auto& [ahead, first_ahead] = waiting_in_queue_[job.queue];
+    std::string text = why + "; " + wait_reasons::Position(job.queue, ahead + 1, first_ahead);
     if (config_.order == OrderPolicy::kFairShare) {
       text += "; " + wait_reasons::QueueUse(queue, queue_used_[job.queue], in_.cluster.capacity, need);
     }
@@ -228,7 +229,10 @@ class Pass {
   }
 
   void Wait(const PendingJob& job, std::string reason) {
-    waiting_in_queue_[job.queue].push_back(job.id);
+    if (in_.explain) {
+      auto& [ahead, first_ahead] = waiting_in_queue_[job.queue];
+      if (ahead++ == 0) first_ahead = job.id;
+    }
     decision_.waiting[job.id] = std::move(reason);
   }
 
@@ -257,7 +261,7 @@ class Pass {
   std::map<std::string, Resources> queue_used_;
   std::map<std::pair<std::string, std::string>, Resources> user_used_;  // (queue, user)
   std::map<std::string, std::string> queue_stopped_;                    // queue -> the job over its max
-  std::map<std::string, std::vector<std::string>> waiting_in_queue_;   // in the order considered
+  std::map<std::string, std::pair<int, std::string>> waiting_in_queue_;  // how many wait, the first
   std::set<std::string> aged_;
   std::string head_of_line_;    // strict FIFO: the job that stopped the pass
   std::string first_reserved_;  // backfill: the first job given a reservation

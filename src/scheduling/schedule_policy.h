@@ -41,9 +41,6 @@
 
 namespace shoal {
 
-inline constexpr int kMinPriority = -1000;
-inline constexpr int kMaxPriority = 1000;
-
 // One queue as the server's configuration defines it. Shares are fractions of the
 // cluster's capacity, the same for CPUs, memory and GPUs.
 struct QueueSpec {

@@ -1,6 +1,7 @@
 #include "scheduling/wait_reasons.h"
 
 #include <cstdio>
+#include <ctime>
 #include <vector>
 
 #include "common/units.h"
@@ -80,8 +81,14 @@ std::string Short(const Resources& need, const Resources& free) {
 
 std::string ExpectedStart(std::optional<int64_t> start_ms, int64_t now_ms) {
   if (!start_ms) return "starts when running jobs end (they have no estimates)";
-  return "expected to start in " + FormatDuration(std::max<int64_t>(0, *start_ms - now_ms)) +
-         ", when running jobs end (by their estimates)";
+  if (*start_ms - now_ms < 60 * 1000) return "expected to start within a minute, as running jobs end (by their estimates)";
+  // An absolute time, so that the sentence changes only when the estimate does.
+  time_t seconds = static_cast<time_t>(*start_ms / 1000);
+  struct tm utc{};
+  gmtime_r(&seconds, &utc);
+  char when[32];
+  std::strftime(when, sizeof when, "%Y-%m-%d %H:%M UTC", &utc);
+  return std::string("expected to start around ") + when + ", when running jobs end (by their estimates)";
 }
 
 std::string Position(const std::string& queue, int position, const std::string& first_ahead) {

@@ -18,7 +18,8 @@ namespace shoal::wait_reasons {
 
 // "needs 4 CPUs (1.5 free) and 2 GPUs (none free)": only the resources that are short.
 std::string Short(const Resources& need, const Resources& free);
-// "expected to start in 12m05s, when running jobs end (by their estimates)" or, with no
+// "expected to start around 2026-12-03 14:05 UTC, when running jobs end (by their
+// estimates)" (an absolute time: the words change only when the estimate does), or with no
 // start known, "starts when running jobs end (they have no estimates)".
 std::string ExpectedStart(std::optional<int64_t> start_ms, int64_t now_ms);
 // "first in queue research" / "3rd in queue research, behind job-41".

@@ -174,6 +174,7 @@ void InstallApi(httplib::Server& http, ApiContext ctx) {
     return Json{{"user", who->user}, {"admin", who->admin}};
   }));
   get("/api/v1/cluster", RouteJson([&jobs](const httplib::Request&) -> Result<Json> { return jobs.ClusterInfo(); }));
+  get("/api/v1/queues", RouteJson([&jobs](const httplib::Request&) -> Result<Json> { return jobs.Queues(); }));
   post("/api/v1/jobs", RouteJson([&jobs, caller](const httplib::Request& req) { return SubmitJob(jobs, caller(req), req); }));
   get("/api/v1/jobs", RouteJson([&jobs](const httplib::Request& req) -> Result<Json> {
     JobFilter filter;

@@ -16,7 +16,7 @@ namespace shoal {
 JobManager::JobManager(JobStore& store, SeriesStore& series, ClusterBackend& backend, const Clock& clock,
                        std::string server_url, std::string home)
     : store_(store), series_(series), backend_(backend), clock_(clock), server_url_(std::move(server_url)), home_(std::move(home)),
-      jobs_dir_(home_ + "/jobs") {
+      queues_(home_ + "/queues.yaml"), jobs_dir_(home_ + "/jobs") {
   ClusterCapacity capacity = backend_.Capacity();
   backend_.SetChangeCallback([this] { Wake(); });  // an AM exited: poll now, not at the next tick
   free_ = capacity.total;
@@ -32,6 +32,10 @@ AttemptLaunch JobManager::LaunchFor(const JobRecord& job) const {
 }
 
 namespace {
+
+// How long the policy may assume the job runs: its estimate, else its time limit; 0 when
+// it said neither.
+int64_t EstimateOf(const JobSpec& spec) { return spec.estimate_ms > 0 ? spec.estimate_ms : spec.timeouts.job_ms; }
 
 // Renames the attempt folders of `job` that its record does not know (their attempt ran,
 // but the history could not record it), so that no new attempt writes into them.
@@ -60,6 +64,10 @@ std::vector<std::string> SetAsideUnrecordedAttempts(const std::string& jobs, con
 }  // namespace
 
 Status JobManager::Recover() {
+  {
+    std::lock_guard lock(mutex_);
+    RETURN_IF_ERROR(queues_.Load());
+  }
   ASSIGN_OR_RETURN(std::vector<JobRecord> unfinished, store_.LoadUnfinished());
   for (JobRecord& job : unfinished) {
     for (const std::string& note : SetAsideUnrecordedAttempts(jobs_dir_, job, clock_.WallMillis())) {
@@ -89,7 +97,7 @@ Status JobManager::Recover() {
         handles_[id] = handle;
         Resources total;
         for (const auto& role : record.spec.roles) total += role.resources * role.instances;
-        Admission admission{id, total, record.attempts.back().task_gpus};
+        JobAdmission admission{id, total, record.attempts.back().task_gpus};
         for (const auto& gpus : admission.task_gpus) {
           for (int gpu : gpus) free_gpus_.erase(gpu);
         }
@@ -155,6 +163,12 @@ void JobManager::Changed(JobRecord& job) {
   if (change_listener_) change_listener_();
 }
 
+void JobManager::Shown(JobRecord& job) {
+  ++job.version;
+  changed_.notify_all();
+  if (change_listener_) change_listener_();
+}
+
 void JobManager::Wake() {
   {
     std::lock_guard lock(mutex_);
@@ -210,6 +224,7 @@ Result<std::string> JobManager::Submit(JobSpec spec) {
     issues.insert(issues.end(), more.begin(), more.end());
   }
   RETURN_IF_ERROR(FormatIssues(issues, SourceMap("job spec")));
+  RETURN_IF_ERROR(CheckQueue(spec));
   JobRecord job;
   job.spec = std::move(spec);
   job.created_ms = clock_.WallMillis();
@@ -225,6 +240,74 @@ Result<std::string> JobManager::Submit(JobSpec spec) {
   wake_ = true;
   changed_.notify_all();
   return id;
+}
+
+Status JobManager::CheckQueue(const JobSpec& spec) {
+  SchedulingConfig config;
+  {
+    std::lock_guard lock(mutex_);
+    queues_.Refresh();
+    config = queues_.config();
+  }
+  const QueueSpec* queue = config.FindQueue(spec.queue);
+  if (!queue) {
+    std::string names;
+    for (const QueueSpec& q : config.queues) names += (names.empty() ? "" : ", ") + q.name;
+    return InvalidArgument("queue: this server has no queue '" + spec.queue + "'; use one of: " + names +
+                           " (shoal queues shows them)");
+  }
+  Resources need = spec.TotalResources();
+  Resources capacity = backend_.Capacity().total;
+  Resources most{capacity.cpus * queue->max, static_cast<int64_t>(static_cast<double>(capacity.memory_bytes) * queue->max),
+                 static_cast<int>(capacity.gpus * queue->max + 1e-9)};
+  if (queue->max < 1 && !most.Fits(need)) {
+    return InvalidArgument("queue: the job needs " + need.ToString() + ", more than queue " + queue->name +
+                           " may ever use (" + most.ToString() + ", its max); submit it to a larger queue or ask less");
+  }
+  const Resources& limit = queue->user_limit;
+  if ((limit.cpus > 0 && need.cpus > limit.cpus + 1e-9) || (limit.memory_bytes > 0 && need.memory_bytes > limit.memory_bytes) ||
+      (limit.gpus > 0 && need.gpus > limit.gpus)) {
+    return InvalidArgument("queue: the job needs " + need.ToString() + ", more than queue " + queue->name +
+                           " allows one user (" + limit.ToString() + ", 0 meaning no limit); ask less or use another queue");
+  }
+  return Status::Ok();
+}
+
+Json JobManager::Queues() {
+  std::lock_guard lock(mutex_);
+  queues_.Refresh();
+  const SchedulingConfig& config = queues_.config();
+  Resources capacity = backend_.Capacity().total;
+  std::map<std::string, Resources> used;
+  std::map<std::string, int> running;
+  for (const auto& [id, admission] : reserved_) {
+    const std::string& queue = live_.at(id).spec.queue;
+    used[queue] += admission.total;
+    ++running[queue];
+  }
+  std::map<std::string, std::vector<std::string>> waiting;
+  for (const std::string& id : queue_) waiting[live_.at(id).spec.queue].push_back(id);
+  auto resources = [](const Resources& r) {
+    return Json{{"cpus", r.cpus}, {"memory_bytes", r.memory_bytes}, {"gpus", r.gpus}};
+  };
+  Json queues = Json::array();
+  for (const QueueSpec& queue : config.queues) {
+    double share = DominantShare(used[queue.name], capacity);
+    queues.push_back(Json{{"name", queue.name},
+                          {"guarantee", queue.guarantee},
+                          {"max", queue.max},
+                          {"user_limit", resources(queue.user_limit)},
+                          {"used", resources(used[queue.name])},
+                          {"share", share},
+                          {"borrowing", share > queue.guarantee + 1e-9},
+                          {"running", running[queue.name]},
+                          {"waiting", waiting[queue.name]}});
+  }
+  return Json{{"queues", queues},
+              {"capacity", resources(capacity)},
+              {"max_wait_ms", config.max_wait_ms},
+              {"file", queues_.path()},
+              {"error", queues_.error()}};
 }
 
 Result<Json> JobManager::Kill(const std::string& id) {
@@ -574,21 +657,37 @@ void JobManager::ApplyPolls(const std::vector<Polled>& polled) {
   }
 }
 
+ScheduleInput JobManager::ScheduleInputNow() const {
+  ScheduleInput input;
+  input.cluster = ClusterState{backend_.Capacity().total, free_, free_gpus_};
+  input.now_ms = clock_.WallMillis();
+  for (const std::string& id : queue_) {
+    const JobRecord& job = live_.at(id);
+    PendingJob pending{id, job.spec.user, job.spec.queue, job.spec.priority, job.created_ms, {}, EstimateOf(job.spec)};
+    for (const auto& role : job.spec.roles) {
+      for (int i = 0; i < role.instances; ++i) pending.tasks.push_back(role.resources);
+    }
+    input.pending.push_back(std::move(pending));
+  }
+  for (const auto& [id, admission] : reserved_) {
+    const JobRecord& job = live_.at(id);
+    int64_t started = job.attempts.empty() ? input.now_ms : job.attempts.back().started_ms;
+    input.running.push_back(
+        RunningJob{id, job.spec.user, job.spec.queue, job.spec.priority, admission.total, started, EstimateOf(job.spec)});
+  }
+  return input;
+}
+
 std::vector<std::string> JobManager::AdmitQueued() {
   std::vector<std::string> admitted;
+  queues_.Refresh();
   if (queue_.empty()) return admitted;
-  std::vector<QueuedJob> queued;
-  for (const auto& id : queue_) {
-    const JobRecord& job = live_[id];
-    QueuedJob q{id, {}};
-    for (const auto& role : job.spec.roles) {
-      for (int i = 0; i < role.instances; ++i) q.tasks.push_back(role.resources);
-    }
-    queued.push_back(std::move(q));
-  }
-  for (Admission& admission : AdmitFifo(queued, FreeCapacity{free_, free_gpus_})) {
+  ScheduleInput input = ScheduleInputNow();
+  input.config = &queues_.config();
+  ScheduleDecision decision = Schedule(input);
+  for (JobAdmission& admission : decision.admit) {
     JobRecord& job = live_[admission.job_id];
-    queue_.pop_front();
+    std::erase(queue_, job.id);
     AttemptRecord attempt;
     attempt.number = static_cast<int>(job.attempts.size()) + 1;
     attempt.started_ms = clock_.WallMillis();
@@ -597,6 +696,8 @@ std::vector<std::string> JobManager::AdmitQueued() {
     job.attempts.push_back(attempt);
     job.state = JobState::kRunning;
     job.progress = 0;
+    job.wait_reason.clear();
+    job.expected_start_ms = 0;
     if (job.started_ms == 0) job.started_ms = attempt.started_ms;
     free_ -= admission.total;
     for (const auto& gpus : admission.task_gpus) {
@@ -606,6 +707,15 @@ std::vector<std::string> JobManager::AdmitQueued() {
     starting_.insert(job.id);
     admitted.push_back(job.id);
     Changed(job);
+  }
+  for (const auto& [id, reason] : decision.waiting) {
+    JobRecord& job = live_[id];
+    auto expected = decision.reserved_start_ms.find(id);
+    int64_t expected_ms = expected == decision.reserved_start_ms.end() ? 0 : expected->second;
+    if (job.wait_reason == reason && job.expected_start_ms == expected_ms) continue;
+    job.wait_reason = reason;
+    job.expected_start_ms = expected_ms;
+    Shown(job);  // a new reason is news to watchers, not to the history
   }
   return admitted;
 }

@@ -42,7 +42,8 @@
 #include <functional>
 #include <thread>
 
-#include "backend/admission.h"
+#include "scheduling/queue_config.h"
+#include "scheduling/schedule_policy.h"
 #include "backend/cluster_backend.h"
 #include "common/clock.h"
 #include "server/histogram.h"
@@ -92,6 +93,10 @@ class JobManager {
   void set_change_listener(std::function<void()> listener) { change_listener_ = std::move(listener); }
   Result<Json> List(const JobFilter& filter);
   Json ClusterInfo();
+  // The queues as configured (queues.yaml, re-read when it changed) with each one's use:
+  // {"queues": [{name, guarantee, max, user_limit, used, share, borrowing, running,
+  // waiting: [ids]}], "capacity", "max_wait_ms", "file", "error"}.
+  Json Queues();
   // What the backend offers (for the submission check).
   ClusterCapacity Capacity() const { return backend_.Capacity(); }
   // The server's home: its state (the history, the tokens, the jobs' logs).
@@ -131,9 +136,12 @@ class JobManager {
   // Admits what fits now: records the new attempts and reserves their resources; the
   // caller starts them outside the mutex.
   std::vector<std::string> AdmitQueued();             // REQUIRES mutex_
+  ScheduleInput ScheduleInputNow() const;             // REQUIRES mutex_; without the config
   void Started(const std::string& id, const Result<AttemptHandle>& handle);  // REQUIRES mutex_
   // Names the attempt's account (accounts_) and hands it to the backend; without the lock.
   Result<AttemptHandle> StartAttempt(AttemptLaunch& launch);
+  // Refuses a job whose queue does not exist or could never hold it.
+  Status CheckQueue(const JobSpec& spec);  // EXCLUDES mutex_
   // Writes every changed record to the history, outside mutex_, oldest change first.
   void Flush();
   // cluster_failure: the backend's words when the cluster itself ended the attempt.
@@ -141,6 +149,8 @@ class JobManager {
   void EndAttempt(JobRecord& job, const ExitInfo& am_exit, const std::string& cluster_failure = "",
                   const std::vector<std::string>& failed_hosts = {});  // REQUIRES mutex_
   void Changed(JobRecord& job);                              // REQUIRES mutex_
+  // A change watchers see but the history need not keep (a queued job's new reason).
+  void Shown(JobRecord& job);                                // REQUIRES mutex_
   JobRecord* FindLive(const std::string& id);                // REQUIRES mutex_
   Json KillLive(const std::string& id);  // a live job's summary after the kill; null when not live
   AttemptLaunch LaunchFor(const JobRecord& job) const;
@@ -165,7 +175,8 @@ class JobManager {
   std::set<std::string> dirty_;                      // changed, not yet written; GUARDED_BY(mutex_)
   std::mutex flush_mutex_;                           // one Flush at a time: writes stay in order
   std::mutex step_mutex_;                            // one Step at a time
-  std::map<std::string, Admission> reserved_;        // GUARDED_BY(mutex_)
+  std::map<std::string, JobAdmission> reserved_;     // GUARDED_BY(mutex_)
+  QueueConfigFile queues_;                           // GUARDED_BY(mutex_)
   Resources free_;                                   // GUARDED_BY(mutex_)
   std::set<int> free_gpus_;                          // GUARDED_BY(mutex_)
   bool stopping_ = false;                            // GUARDED_BY(mutex_)

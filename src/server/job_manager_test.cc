@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <filesystem>
+#include <fstream>
 #include <future>
 #include <thread>
 
@@ -181,6 +183,62 @@ TEST_F(JobManagerTest, QueuesWhatDoesNotFitAndStartsItWhenResourcesFree) {
   ASSERT_TRUE(Eventually([&] { return State(a) == "SUCCEEDED"; }));
   ASSERT_TRUE(Eventually([&] { return State(b) == "RUNNING"; }));
   EXPECT_EQ(backend_.started(), (std::vector<std::string>{a + "/1", b + "/1"}));
+}
+
+TEST(JobManagerQueues, JobsWaitInTheirQueueWithAReasonAndImpossibleOnesAreRefused) {
+  std::string home = "/tmp/shoal-queues-home-" + std::to_string(getpid());
+  std::filesystem::create_directories(home);
+  std::ofstream(home + "/queues.yaml") << "queues:\n  research: {guarantee: 50%, max: 50%}\n";
+  TestJobs jobs(home + "/jobs.db", home);
+  ASSERT_TRUE(jobs.started);
+  JobManager& manager = *jobs.manager;
+  auto wait_for = [&](auto condition) {
+    for (int i = 0; i < 2000 && !condition(); ++i) {
+      jobs.clock.Advance(20);
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return condition();
+  };
+  auto in = [](JobSpec spec, const std::string& queue) {
+    spec.queue = queue;
+    return spec;
+  };
+  auto unknown = manager.Submit(in(Spec("lost", 1, 1), "nowhere"));
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.status().message(),
+            "queue: this server has no queue 'nowhere'; use one of: research, default (shoal queues shows them)");
+  auto too_big = manager.Submit(in(Spec("big", 3, 1), "research"));
+  ASSERT_FALSE(too_big.ok());
+  EXPECT_NE(too_big.status().message().find("more than queue research may ever use (2 CPUs"), std::string::npos)
+      << too_big.status().message();
+  EXPECT_EQ(manager.List(JobFilter{}).value()["total"], 0) << "nothing was queued";
+
+  std::string first = manager.Submit(in(Spec("first", 2, 1), "research")).value();
+  std::string second = manager.Submit(in(Spec("second", 1, 1), "research")).value();
+  auto job = [&](const std::string& id) { return manager.Get(id, 0, 0).value(); };
+  ASSERT_TRUE(wait_for([&] { return job(first)["state"] == "RUNNING" && job(second)["wait_reason"] != ""; }));
+  EXPECT_EQ(job(second)["state"], "QUEUED") << "2 CPUs are free, but research may use only 2 of the 4";
+  EXPECT_EQ(job(second)["wait_reason"],
+            "queue research may use at most 2 CPUs (its max, 50% of the cluster) and uses 2; this job needs 1");
+  EXPECT_EQ(job(second)["queue"], "research");
+  Json queues = manager.Queues();
+  EXPECT_EQ(queues["queues"][0]["name"], "research");
+  EXPECT_EQ(queues["queues"][0]["used"]["cpus"], 2);
+  EXPECT_EQ(queues["queues"][0]["waiting"], Json::array({second}));
+  EXPECT_EQ(queues["queues"][1]["name"], "default");
+  EXPECT_EQ(queues["error"], "");
+
+  // The default queue's job is not held back by research's limit.
+  std::string other = manager.Submit(Spec("other", 1, 1)).value();
+  ASSERT_TRUE(wait_for([&] { return job(other)["state"] == "RUNNING"; }));
+  EXPECT_EQ(job(second)["state"], "QUEUED");
+
+  // Raising the max in the file lets the waiting job start, without a restart.
+  std::ofstream(home + "/queues.yaml") << "queues:\n  research: {guarantee: 50%, max: 100%}\n";
+  ASSERT_TRUE(wait_for([&] { return job(second)["state"] == "RUNNING"; }));
+  EXPECT_EQ(job(second)["wait_reason"], "");
+  jobs.manager->Stop();
+  std::filesystem::remove_all(home);
 }
 
 TEST_F(JobManagerTest, RetriesAFailedAttemptUpToMaxAttempts) {

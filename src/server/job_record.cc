@@ -25,7 +25,11 @@ protocol::JobSummary JobRecord::Summary() const {
                               .tasks = spec.TotalTasks(),
                               .created_ms = created_ms,
                               .started_ms = started_ms,
-                              .finished_ms = finished_ms};
+                              .finished_ms = finished_ms,
+                              .queue = spec.queue,
+                              .priority = spec.priority,
+                              .wait_reason = state == JobState::kQueued ? wait_reason : "",
+                              .expected_start_ms = state == JobState::kQueued ? expected_start_ms : 0};
 }
 
 protocol::JobDetail JobRecord::Detail() const {

@@ -70,6 +70,9 @@ Json ToJson(const JobSpec& spec) {
               {"env", spec.env},
               {"secrets", spec.secrets},
               {"max_attempts", spec.max_attempts},
+              {"queue", spec.queue},
+              {"priority", spec.priority},
+              {"estimate_ms", spec.estimate_ms},
               {"board", {{"command", spec.board.command}, {"role", spec.board.role}, {"index", spec.board.index}}},
               {"files", spec.files},
               {"archives", archives},
@@ -92,6 +95,9 @@ JobSpec JobSpecFromJson(const Json& json) {
   spec.env = json.value("env", std::map<std::string, std::string>{});
   spec.secrets = json.value("secrets", std::set<std::string>{});
   spec.max_attempts = json.value("max_attempts", 1);
+  spec.queue = json.value("queue", "default");
+  spec.priority = json.value("priority", 0);
+  spec.estimate_ms = json.value("estimate_ms", int64_t{0});
   if (json.contains("slurm")) spec.slurm = SlurmSectionFromJson(json["slurm"]);
   if (json.contains("timeouts")) {
     const Json& t = json["timeouts"];

@@ -93,6 +93,11 @@ struct OutputSpec {
   bool on_failure = false;
 };
 
+inline constexpr int kMinJobPriority = -1000;
+inline constexpr int kMaxJobPriority = 1000;
+inline constexpr int kLowPriority = -100;
+inline constexpr int kHighPriority = 100;
+
 struct JobSpec {
   std::string name;
   std::string framework = "generic";
@@ -105,6 +110,12 @@ struct JobSpec {
   // masked wherever Shoal shows the spec or a task's output (MaskSecretValues, spec_document.h).
   std::set<std::string> secrets;
   int max_attempts = 1;
+  // Where it waits and in what order (docs/scheduling.md): the server's queue, a priority
+  // from kMinJobPriority to kMaxJobPriority (low -100, normal 0, high 100), and how long it is
+  // expected to run (0: not said; timeouts.job stands in), which lets it backfill.
+  std::string queue = "default";
+  int priority = 0;
+  int64_t estimate_ms = 0;
   Timeouts timeouts;
   SlurmSection slurm;  // the job's own sbatch options (on a Slurm cluster)
   BoardSpec board;

@@ -164,6 +164,9 @@ Json SpecDocument(const JobSpec& spec) {
            {"timeouts", TimeoutsDocument(spec.timeouts)},
            {"roles", roles}};
   if (!spec.cluster.empty()) doc["cluster"] = spec.cluster;
+  doc["queue"] = spec.queue;
+  doc["priority"] = spec.priority;
+  if (spec.estimate_ms > 0) doc["estimate"] = DurationText(spec.estimate_ms);
   if (!spec.slurm.empty()) {
     doc["slurm"] = SlurmSectionJson(spec.slurm);
     if (doc["slurm"].contains("time_ms")) {
@@ -198,6 +201,9 @@ JobSpec JobSpecFromDocument(const Json& document) {
   spec.cluster = document.value("cluster", "");
   spec.workdir = document.value("workdir", "");
   spec.max_attempts = document.value("max_attempts", 1);
+  spec.queue = document.value("queue", "default");
+  spec.priority = document.value("priority", 0);
+  if (document.contains("estimate")) spec.estimate_ms = ReadUnits(document["estimate"], ParseDuration);
   if (document.contains("env")) spec.env = EnvFromDocument(document["env"], spec.secrets);
   if (document.contains("timeouts")) spec.timeouts = TimeoutsFromDocument(document["timeouts"]);
   if (document.contains("slurm")) {

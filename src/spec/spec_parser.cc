@@ -23,7 +23,8 @@ namespace shoal {
 namespace {
 
 const std::vector<std::string> kJobFields = {"name", "framework", "workdir", "roles", "env", "max_attempts", "timeouts",
-                                             "cluster", "board", "files", "archives", "inputs", "outputs", "slurm"};
+                                             "cluster", "board", "files", "archives", "inputs", "outputs", "slurm",
+                                             "queue", "priority", "estimate"};
 const std::vector<std::string> kInputFields = {"name", "uri", "mode", "path", "epochs", "shuffle", "roles"};
 const std::vector<std::string> kOutputFields = {"name", "path", "uri", "from", "on_failure"};
 const std::vector<std::string> kArchiveFields = {"path", "name", "prepend"};
@@ -138,6 +139,7 @@ class SpecReader {
       }
     }
     if (auto n = root["timeouts"]) ReadTimeouts(n, &spec.timeouts);
+    ReadPlace(root, &spec);
     if (auto n = root["slurm"]) ReadSlurm(n, &spec.slurm);
     auto roles = root["roles"];
     if (!roles) {
@@ -672,6 +674,33 @@ class SpecReader {
     } else {
       *out = *parsed;
     }
+  }
+
+  // queue, priority and estimate: where the job waits and in what order.
+  void ReadPlace(const YAML::Node& root, JobSpec* spec) {
+    if (auto n = root["queue"]) {
+      ReadString(n, "queue", &spec->queue);
+      if (spec->queue.empty() || spec->queue.size() > 32 ||
+          spec->queue.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_-") != std::string::npos) {
+        Issue("queue", "'" + spec->queue + "' is not a queue name", "queue names are 1 to 32 of a-z, 0-9, _ and -; shoal queues lists them");
+      }
+    }
+    if (auto n = root["priority"]) {
+      static const std::map<std::string, int> kNamed = {{"low", kLowPriority}, {"normal", 0}, {"high", kHighPriority}};
+      std::string text = n.IsScalar() ? n.Scalar() : "";
+      char* end = nullptr;
+      long value = std::strtol(text.c_str(), &end, 10);
+      if (auto named = kNamed.find(text); named != kNamed.end()) {
+        spec->priority = named->second;
+      } else if (text.empty() || *end != '\0' || value < kMinJobPriority || value > kMaxJobPriority) {
+        Issue("priority", "must be low, normal, high or a whole number from " + std::to_string(kMinJobPriority) + " to " +
+                              std::to_string(kMaxJobPriority) + " (got '" + text + "')",
+              "e.g. priority: high (100) or priority: -10");
+      } else {
+        spec->priority = static_cast<int>(value);
+      }
+    }
+    if (auto n = root["estimate"]) ReadDuration(n, "estimate", &spec->estimate_ms, false);
   }
 
   void ReadSlurm(const YAML::Node& node, SlurmSection* slurm) {

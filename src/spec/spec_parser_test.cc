@@ -58,6 +58,26 @@ TEST(ParseJobSpec, ReadsEveryField) {
   EXPECT_EQ(spec.TotalTasks(), 3);
 }
 
+TEST(ParseJobSpec, QueuePriorityAndEstimate) {
+  auto defaults = ParseJobSpec("roles: {w: {command: t}}", Options());
+  ASSERT_TRUE(defaults.ok());
+  EXPECT_EQ(defaults->spec.queue, "default");
+  EXPECT_EQ(defaults->spec.priority, 0);
+  EXPECT_EQ(defaults->spec.estimate_ms, 0);
+  for (auto [text, priority] : {std::pair{"low", -100}, {"normal", 0}, {"high", 100}, {"-1000", -1000}, {"42", 42}}) {
+    auto parsed = ParseJobSpec(std::string("roles: {w: {command: t}}\nqueue: research\nestimate: 2h\npriority: ") + text,
+                               Options());
+    ASSERT_TRUE(parsed.ok()) << parsed.status().message();
+    EXPECT_EQ(parsed->spec.priority, priority) << text;
+    EXPECT_EQ(parsed->spec.queue, "research");
+    EXPECT_EQ(parsed->spec.estimate_ms, 2 * 3600 * 1000);
+    JobSpec round = JobSpecFromDocument(SpecDocument(parsed->spec));
+    EXPECT_EQ(round.queue, "research");
+    EXPECT_EQ(round.priority, priority);
+    EXPECT_EQ(round.estimate_ms, 2 * 3600 * 1000);
+  }
+}
+
 TEST(ParseJobSpec, SecretVariablesAreReadAndMaskedInTheShownSpec) {
   auto parsed = ParseJobSpec("env: {TOKEN: {secret: s3cr3t}, PLAIN: p}\n"
                              "roles: {worker: {command: 'true', env: {KEY: {secret: k3y}}}}\n", Options());
@@ -162,6 +182,11 @@ TEST(ParseJobSpec, RefusesBadSpecsNamingTheLineAndField) {
       {"roles: {w: {command: t}\n", "job.yaml:2"},                                    // YAML syntax error
       {"roles: {w: {command: t, cpus: .nan}}", "job.yaml:1: roles.w.cpus"},           // not finite
       {"env: {1BAD: x}\nroles: {w: {command: t}}", "job.yaml:1: env.1BAD"},           // bad variable name
+      {"roles: {w: {command: t}}\npriority: urgent", "job.yaml:2: priority"},         // unknown priority name
+      {"roles: {w: {command: t}}\npriority: 1001", "job.yaml:2: priority"},           // out of range
+      {"roles: {w: {command: t}}\npriority: 1.5", "job.yaml:2: priority"},            // not whole
+      {"roles: {w: {command: t}}\nqueue: Research!", "job.yaml:2: queue"},            // bad queue name
+      {"roles: {w: {command: t}}\nestimate: 0s", "job.yaml:2: estimate"},             // zero estimate
   };
   for (const Case& c : cases) {
     auto parsed = ParseJobSpec(c.text, Options());
