@@ -36,6 +36,25 @@ std::string Pad(std::string text, size_t width) {
   return text;
 }
 
+// "low", "normal", "high" or the number.
+std::string PriorityText(int priority) {
+  if (priority == kLowPriority) return "low";
+  if (priority == 0) return "normal";
+  if (priority == kHighPriority) return "high";
+  return std::to_string(priority);
+}
+
+// "  waiting: <reason> (expected to start in 12m)\n" for a queued job; "" otherwise.
+std::string WaitLine(const JobSummary& job) {
+  if (job.state != JobState::kQueued || job.wait_reason.empty()) return "";
+  std::string line = "  waiting: " + job.wait_reason;
+  if (job.expected_start_ms > 0) {
+    int64_t now = static_cast<int64_t>(std::time(nullptr)) * 1000;
+    line += " (in about " + FormatDuration(std::max<int64_t>(0, job.expected_start_ms - now)) + ")";
+  }
+  return line + "\n";
+}
+
 std::string Percent(double fraction) { return std::to_string(static_cast<int>(fraction * 100 + 0.5)) + "%"; }
 
 const std::vector<TaskView>& LatestTasks(const JobDetail& detail) {
@@ -93,6 +112,8 @@ std::string RenderStatus(const JobDetail& d, int attempt) {
   out << job.id << "  " << job.name << "  " << Name(job.state) << "  " << Percent(job.progress) << "\n";
   out << "  framework " << job.framework << ", user " << job.user << ", attempt " << job.attempt << " of "
       << job.max_attempts << ", submitted " << Time(job.created_ms) << ", ran " << Duration(job) << "\n";
+  out << "  queue " << job.queue << ", priority " << PriorityText(job.priority) << "\n";
+  out << WaitLine(job);
   if (!job.message.empty()) out << "  " << job.message << "\n";
   if (!d.board_url.empty()) out << "  board: " << d.board_url << "\n";
   if (!d.limits_not_enforced.empty()) out << "  limits: " << d.limits_not_enforced << "\n";
@@ -131,11 +152,12 @@ std::string RenderStatus(const JobDetail& d, int attempt) {
 
 std::string RenderList(const protocol::JobList& list) {
   std::ostringstream out;
-  out << Pad("ID", 12) << Pad("NAME", 24) << Pad("USER", 10) << Pad("FRAMEWORK", 10) << Pad("STATE", 11)
-      << Pad("PROGRESS", 9) << Pad("STARTED", 16) << "DURATION\n";
+  out << Pad("ID", 12) << Pad("NAME", 24) << Pad("USER", 10) << Pad("QUEUE", 10) << Pad("FRAMEWORK", 10)
+      << Pad("STATE", 11) << Pad("PROGRESS", 9) << Pad("STARTED", 16) << "DURATION\n";
   for (const JobSummary& j : list.jobs) {
-    out << Pad(j.id, 12) << Pad(j.name.substr(0, 23), 24) << Pad(j.user, 10) << Pad(j.framework, 10)
+    out << Pad(j.id, 12) << Pad(j.name.substr(0, 23), 24) << Pad(j.user, 10) << Pad(j.queue, 10) << Pad(j.framework, 10)
         << Pad(Name(j.state), 11) << Pad(Percent(j.progress), 9) << Pad(Time(j.started_ms), 16) << Duration(j) << "\n";
+    out << WaitLine(j);
   }
   int64_t shown = static_cast<int64_t>(list.jobs.size());
   if (list.total > shown) out << "(" << shown << " of " << list.total << " jobs; --limit and --offset page through them)\n";
@@ -165,7 +187,7 @@ void LiveView::Update(const JobDetail& detail) {
   std::ostringstream text;
   text << detail.summary.id << " " << detail.summary.name << ": " << Name(detail.summary.state);
   if (!detail.attempts.empty()) text << " (attempt " << detail.attempts.size() << ")";
-  text << "\n";
+  text << "\n" << WaitLine(detail.summary);
   for (const RoleLine& line : RoleLines(detail)) {
     text << "  " << Pad(line.role, 10) << ProgressBar(line.progress, 30) << "  ";
     bool first = true;

@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <ctime>
+
+#include "client/queues_command.h"
+
 namespace shoal {
 namespace {
 
@@ -23,6 +27,47 @@ protocol::JobDetail Detail(JobState state) {
 // What the server sends is what the CLI renders: the detail goes through the protocol.
 protocol::JobDetail OverTheWire(const protocol::JobDetail& detail) {
   return protocol::Decode<protocol::JobDetail>(protocol::Encode(detail)).value();
+}
+
+TEST(JobView, AQueuedJobSaysWhyItWaitsInStatusAndList) {
+  protocol::JobDetail detail = Detail(JobState::kQueued);
+  detail.attempts.clear();
+  detail.summary.queue = "research";
+  detail.summary.priority = kHighPriority;
+  detail.summary.wait_reason = "needs 4 CPUs (1.5 free); 2nd in queue research, behind job-41";
+  detail.summary.expected_start_ms = (static_cast<int64_t>(std::time(nullptr)) + 3600) * 1000;
+  std::string status = RenderStatus(OverTheWire(detail), 0);
+  EXPECT_NE(status.find("  queue research, priority high\n"), std::string::npos) << status;
+  EXPECT_NE(status.find("  waiting: needs 4 CPUs (1.5 free); 2nd in queue research, behind job-41 (in about "),
+            std::string::npos)
+      << status;
+  protocol::JobList list;
+  list.jobs = {OverTheWire(detail).summary};
+  list.total = 1;
+  std::string listed = RenderList(list);
+  EXPECT_NE(listed.find("research"), std::string::npos) << listed;
+  EXPECT_NE(listed.find("\n  waiting: needs 4 CPUs"), std::string::npos) << listed;
+  detail.summary.state = JobState::kRunning;
+  EXPECT_EQ(RenderStatus(OverTheWire(detail), 0).find("waiting:"), std::string::npos) << "only a queued job waits";
+}
+
+TEST(JobView, QueuesTableMarksBorrowingAndShowsAReloadError) {
+  Json reply = Json::parse(R"({"queues": [
+      {"name": "research", "guarantee": 0.4, "max": 0.8, "share": 0.5, "borrowing": true, "running": 2,
+       "waiting": ["job-9"], "used": {"cpus": 4, "memory_bytes": 0, "gpus": 0},
+       "user_limit": {"cpus": 8, "memory_bytes": 34359738368, "gpus": 2}},
+      {"name": "default", "guarantee": 0.6, "max": 1, "share": 0, "borrowing": false, "running": 0, "waiting": [],
+       "used": {"cpus": 0, "memory_bytes": 0, "gpus": 0}, "user_limit": {"cpus": 0, "memory_bytes": 0, "gpus": 0}}],
+      "capacity": {"cpus": 8, "memory_bytes": 17179869184, "gpus": 0}, "max_wait_ms": 3600000,
+      "file": "/h/queues.yaml", "error": "/h/queues.yaml:2: queues.a.max is below its guarantee"})");
+  std::string table = RenderQueues(reply);
+  EXPECT_NE(table.find("research     40%        80%    50%*    2        1        4 CPUs                   8 CPUs, 32G, 2 GPUs"),
+            std::string::npos)
+      << table;
+  EXPECT_NE(table.find("default      60%        100%   0%      0        0        nothing                  none"),
+            std::string::npos)
+      << table;
+  EXPECT_NE(table.find("not reloaded, the queues above stay in force: /h/queues.yaml:2"), std::string::npos) << table;
 }
 
 TEST(JobView, ProgressBar) {

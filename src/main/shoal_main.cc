@@ -10,6 +10,7 @@
 #include "client/global_options.h"
 #include "client/job_commands.h"
 #include "client/stack_command.h"
+#include "client/queues_command.h"
 #include "client/submit_command.h"
 #include "client/user_command.h"
 #include "common/fork_server.h"
@@ -68,6 +69,7 @@ int main(int argc, char** argv) {
   shoal::AddKillCommand(app, ctx);
   shoal::AddWaitCommand(app, ctx);
   shoal::AddStackCommand(app, ctx);
+  shoal::AddQueuesCommand(app, ctx);
   shoal::AddSaveModelCommand(app, ctx);
   shoal::AddUserCommand(app, ctx);
   app.add_subcommand("server", "Run the Shoal server (see `shoal server --help`).");

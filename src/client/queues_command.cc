@@ -1,0 +1,75 @@
+#include "client/queues_command.h"
+
+#include <cstdio>
+#include <sstream>
+
+#include "common/units.h"
+
+namespace shoal {
+
+namespace {
+
+std::string Percent(double share) {
+  char text[16];
+  std::snprintf(text, sizeof text, "%g%%", share * 100);
+  return text;
+}
+
+std::string Pad(std::string text, size_t width) {
+  if (text.size() < width) text.append(width - text.size(), ' ');
+  return text + " ";
+}
+
+// "8 CPUs, 32G, 2 GPUs", leaving out what is 0; `none` when all are.
+std::string Amounts(const Json& resources, const char* none) {
+  std::string text;
+  auto add = [&](const std::string& part) { text += (text.empty() ? "" : ", ") + part; };
+  char cpus[32];
+  std::snprintf(cpus, sizeof cpus, "%g CPUs", resources.value("cpus", 0.0));
+  if (resources.value("cpus", 0.0) > 0) add(cpus);
+  if (resources.value("memory_bytes", int64_t{0}) > 0) add(FormatMemory(resources.value("memory_bytes", int64_t{0})));
+  if (resources.value("gpus", 0) > 0) add(std::to_string(resources.value("gpus", 0)) + " GPUs");
+  return text.empty() ? none : text;
+}
+
+}  // namespace
+
+std::string RenderQueues(const Json& reply) {
+  std::ostringstream out;
+  out << Pad("QUEUE", 12) << Pad("GUARANTEE", 10) << Pad("MAX", 6) << Pad("SHARE", 7) << Pad("RUNNING", 8)
+      << Pad("WAITING", 8) << Pad("USES", 24) << "USER LIMIT\n";
+  for (const Json& queue : reply.value("queues", Json::array())) {
+    std::string share = Percent(queue.value("share", 0.0)) + (queue.value("borrowing", false) ? "*" : "");
+    out << Pad(queue.value("name", ""), 12) << Pad(Percent(queue.value("guarantee", 0.0)), 10)
+        << Pad(Percent(queue.value("max", 1.0)), 6) << Pad(share, 7) << Pad(std::to_string(queue.value("running", 0)), 8)
+        << Pad(std::to_string(queue.value("waiting", Json::array()).size()), 8)
+        << Pad(Amounts(queue.value("used", Json::object()), "nothing"), 24)
+        << Amounts(queue.value("user_limit", Json::object()), "none") << "\n";
+  }
+  out << "(* borrowing beyond its guarantee; shares are of " << Amounts(reply.value("capacity", Json::object()), "nothing")
+      << "; a job waits at most max_wait " << FormatDuration(reply.value("max_wait_ms", int64_t{0}))
+      << " before it goes first; configured in " << reply.value("file", std::string("queues.yaml")) << ")\n";
+  if (std::string error = reply.value("error", ""); !error.empty()) {
+    out << "the file was changed but not reloaded, the queues above stay in force: " << error << "\n";
+  }
+  return out.str();
+}
+
+void AddQueuesCommand(CLI::App& app, ClientContext& ctx) {
+  auto* cmd = app.add_subcommand("queues", "Show the server's queues: guarantees, limits, use and waiting jobs "
+                                           "(configured in queues.yaml in the server's home; docs/scheduling.md).");
+  cmd->add_flag("--json", ctx.json, "print the API's JSON");
+  cmd->callback([&ctx] {
+    WithServer(ctx, [&](const HttpJsonClient& server) -> Status {
+      ASSIGN_OR_RETURN(Json reply, server.Get("/api/v1/queues"));
+      if (ctx.json) {
+        std::printf("%s\n", reply.dump(2).c_str());
+      } else {
+        std::fputs(RenderQueues(reply).c_str(), stdout);
+      }
+      return Status::Ok();
+    });
+  });
+}
+
+}  // namespace shoal
