@@ -250,7 +250,7 @@ int ServerCommand(int argc, char** argv) {
   }
   if (Status s = jobs.Start(); !s.ok()) {
     std::fprintf(stderr, "shoal server: %s\n", s.message().c_str());
-    return 1;
+    return s.code() == StatusCode::kInvalidArgument ? 2 : 1;  // 2: a bad queues.yaml, the user's to fix
   }
   RequestMetrics requests;
   InstallServerHooks(http, *auth, requests, TokenPath(home));

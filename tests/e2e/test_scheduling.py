@@ -1,0 +1,132 @@
+"""Queues, priorities, backfill and the reasons a job waits, on a real server with real
+tasks: the server's queues.yaml, `shoal submit --queue/--priority/--estimate`, and what
+`shoal status`, `shoal list` and `shoal queues` say."""
+import json
+
+import pytest
+
+from conftest import wait_for, write_spec
+
+pytestmark = pytest.mark.slow
+
+# A task that runs until the test creates "release-<name>" in the job's folder.
+HOLD = """
+name: {name}
+roles:
+  worker:
+    instances: 1
+    cpus: {cpus}
+    memory: 32M
+    command: while [ ! -e {folder}/release-{name} ]; do sleep 0.05; done
+"""
+
+
+def hold(tmp_path, name, cpus):
+    return write_spec(tmp_path, HOLD.format(name=name, cpus=cpus, folder=tmp_path), name=f"{name}.yaml")
+
+
+def release(tmp_path, name):
+    (tmp_path / f"release-{name}").touch()
+
+
+def reason(shoal, job_id):
+    return wait_for(lambda: shoal.status(job_id).get("wait_reason"), 15, what=f"{job_id}'s wait reason")
+
+
+def test_a_queued_job_says_why_it_waits_and_priority_orders_the_queue(shoal, tmp_path):
+    shoal.start_server("--cpus", "2")
+    holder = shoal.submit(hold(tmp_path, "holder", 2))
+    shoal.wait_state(holder, "RUNNING")
+    low = shoal.submit(hold(tmp_path, "low", 2), "--priority", "low")
+    high = shoal.submit(hold(tmp_path, "high", 2), "--priority", "high")
+    assert reason(shoal, high).startswith("needs 2 CPUs (none free); starts when running jobs end (they have no "
+                                          "estimates); first in queue default")
+    assert "2nd in queue default, behind " + high in reason(shoal, low)
+    status = shoal.run("status", low, check=0).stdout
+    assert "  queue default, priority low\n" in status, status
+    assert "  waiting: " in status, status
+    listed = shoal.run("list", check=0).stdout
+    assert listed.count("  waiting: ") == 2, listed
+    # The holder ends: the high-priority job, submitted later, starts first.
+    release(tmp_path, "holder")
+    shoal.wait_state(high, "RUNNING")
+    assert shoal.status(low)["state"] == "QUEUED"
+    release(tmp_path, "high")
+    shoal.wait_state(low, "RUNNING")
+    assert shoal.status(low)["wait_reason"] == ""
+    release(tmp_path, "low")
+    shoal.wait_state(low, "SUCCEEDED")
+
+
+def test_a_job_with_an_estimate_backfills_and_one_without_waits_behind_the_reserved_head(shoal, tmp_path):
+    shoal.start_server("--cpus", "4")
+    running = shoal.submit(hold(tmp_path, "running", 3), "--estimate", "1h")
+    shoal.wait_state(running, "RUNNING")
+    head = shoal.submit(hold(tmp_path, "head", 4))
+    assert "expected to start around " in reason(shoal, head)
+    short = shoal.submit(hold(tmp_path, "short", 1), "--estimate", "10m")
+    shoal.wait_state(short, "RUNNING")  # ends, by its estimate, before the head can start
+    release(tmp_path, "short")
+    shoal.wait_state(short, "SUCCEEDED")
+    endless = shoal.submit(hold(tmp_path, "endless", 1))
+    assert reason(shoal, endless).startswith(f"fits now, but would delay {head}, which is reserved to start first "
+                                             "(this job has no estimate")
+    release(tmp_path, "running")
+    shoal.wait_state(head, "RUNNING")
+    release(tmp_path, "head")
+    shoal.wait_state(endless, "RUNNING")
+    release(tmp_path, "endless")
+    shoal.wait_state(endless, "SUCCEEDED")
+
+
+def test_queues_hold_their_limits_reload_and_refuse_what_could_never_run(shoal, tmp_path):
+    (shoal.home / "queues.yaml").write_text(
+        "max_wait: 2h\n"
+        "queues:\n"
+        "  research: {guarantee: 50%, max: 50%}\n")
+    shoal.start_server("--cpus", "4")
+    table = shoal.run("queues", check=0).stdout
+    assert table.splitlines()[1].split()[:3] == ["research", "50%", "50%"], table
+    assert "a job waits at most max_wait 2h00m" in table, table
+
+    first = shoal.submit(hold(tmp_path, "first", 2), "--queue", "research")
+    shoal.wait_state(first, "RUNNING")
+    second = shoal.submit(hold(tmp_path, "second", 1), "--queue", "research")
+    assert reason(shoal, second) == ("queue research may use at most 2 CPUs (its max, 50% of the cluster) and uses 2; "
+                                     "this job needs 1")
+    other = shoal.submit(hold(tmp_path, "other", 1))  # the default queue is not held back by research's max
+    shoal.wait_state(other, "RUNNING")
+    queues = json.loads(shoal.run("queues", "--json", check=0).stdout)
+    research = next(q for q in queues["queues"] if q["name"] == "research")
+    assert research["used"]["cpus"] == 2 and research["waiting"] == [second], research
+
+    # Bad input is refused at submit with the fix, and nothing is queued.
+    jobs_before = json.loads(shoal.run("list", "--json", check=0).stdout)["total"]
+    refused = shoal.run("submit", str(hold(tmp_path, "lost", 1)), "--queue", "nowhere")
+    assert refused.returncode == 2, refused
+    assert "no queue 'nowhere'; use one of: research, default" in refused.stderr, refused.stderr
+    refused = shoal.run("submit", str(hold(tmp_path, "huge", 3)), "--queue", "research")
+    assert refused.returncode == 2 and "more than queue research may ever use" in refused.stderr, refused.stderr
+    refused = shoal.run("submit", str(hold(tmp_path, "rude", 1)), "--priority", "urgent")
+    assert refused.returncode == 2 and "priority" in refused.stderr and "low, normal, high" in refused.stderr, refused.stderr
+    assert json.loads(shoal.run("list", "--json", check=0).stdout)["total"] == jobs_before
+
+    # A broken file is not taken: the queues in force stay, and `shoal queues` says why.
+    (shoal.home / "queues.yaml").write_text("queues:\n  research: {guarantee: 50%, max: 40%}\n")
+    table = wait_for(lambda: (t := shoal.run("queues", check=0).stdout) and "not reloaded" in t and t, 10,
+                     what="the reload error")
+    assert "queues.research.max is below its guarantee" in table, table
+    # A good one is, without a restart: research may now take the whole cluster.
+    (shoal.home / "queues.yaml").write_text("queues:\n  research: {guarantee: 50%}\n")
+    shoal.wait_state(second, "RUNNING")
+    for name in ("first", "second", "other"):
+        release(tmp_path, name)
+    shoal.wait_state(second, "SUCCEEDED")
+
+
+def test_the_server_refuses_to_start_with_a_queues_file_it_cannot_read(shoal):
+    (shoal.home / "queues.yaml").write_text("queues:\n  a: {guarantee: 70%}\n  b: {guarantee: 50%}\n")
+    result = shoal.run("server", "--home", str(shoal.home), "--port", "0", timeout=30)
+    assert result.returncode == 2, result
+    assert "queues.yaml:1: the queues' guarantees sum to 120%, past 100% of the cluster" in result.stderr, result.stderr
+    assert not (shoal.home / "server.json").exists()
