@@ -1,0 +1,118 @@
+#include "bench/schedule/shoal_policy.h"
+
+#include <algorithm>
+#include <chrono>
+
+namespace shoal::bench {
+
+ShoalPolicy::ShoalPolicy(std::string name, const SchedulingConfig& config, std::vector<std::string> queue_names,
+                         const ClusterModel& model)
+    : name_(std::move(name)), queue_names_(std::move(queue_names)), model_(model) {
+  input_.config = &config;
+  input_.explain = false;  // the replay reads decisions, not the reasons' words
+  input_.cluster.capacity = TaskResources(model.gpus);
+  input_.cluster.free = input_.cluster.capacity;
+  for (int gpu = 0; gpu < model.gpus; ++gpu) input_.cluster.free_gpus.insert(gpu);
+}
+
+Resources ShoalPolicy::TaskResources(int gpus) const {
+  return {model_.cpus_per_gpu * gpus, model_.memory_per_gpu * gpus, gpus};
+}
+
+void ShoalPolicy::AddPending(const ReplayJob& job, int index) {
+  PendingJob pending;
+  pending.id = JobId(index);
+  pending.queue = queue_names_[job.queue];
+  pending.user = pending.queue;
+  pending.submitted_ms = job.submit_s * 1000;
+  for (int gpus : job.task_gpus) pending.tasks.push_back(TaskResources(gpus));
+  pending.estimate_ms = 0;  // the policy is not told how long jobs run
+  index_of_id_[pending.id] = index;
+  input_.pending.push_back(std::move(pending));
+}
+
+void ShoalPolicy::EndRunning(int index) {
+  const std::string id = JobId(index);
+  auto running =
+      std::find_if(input_.running.begin(), input_.running.end(), [&](const RunningJob& job) { return job.id == id; });
+  input_.cluster.free += running->total;
+  input_.running.erase(running);
+  for (int device : devices_of_running_[index]) input_.cluster.free_gpus.insert(device);
+  devices_of_running_.erase(index);
+}
+
+Status ShoalPolicy::ApplyAdmission(const JobAdmission& admission, int64_t now_ms) {
+  auto pending = std::find_if(input_.pending.begin(), input_.pending.end(),
+                              [&](const PendingJob& job) { return job.id == admission.job_id; });
+  if (pending == input_.pending.end()) {
+    return Internal("Schedule admitted " + admission.job_id + ", which is not pending (or was admitted twice)");
+  }
+  Resources total;
+  for (const Resources& task : pending->tasks) total += task;
+  if (admission.task_gpus.size() != pending->tasks.size()) {
+    return Internal("Schedule gave " + admission.job_id + " devices for " + std::to_string(admission.task_gpus.size()) +
+                    " tasks; it has " + std::to_string(pending->tasks.size()));
+  }
+  if (!input_.cluster.free.Fits(total)) {
+    return Internal("Schedule admitted " + admission.job_id + " needing " + total.ToString() + " with " +
+                    input_.cluster.free.ToString() + " free");
+  }
+  std::vector<int> devices;
+  for (size_t task = 0; task < admission.task_gpus.size(); ++task) {
+    const std::vector<int>& given = admission.task_gpus[task];
+    if (static_cast<int>(given.size()) != pending->tasks[task].gpus) {
+      return Internal("Schedule gave task " + std::to_string(task) + " of " + admission.job_id + " " +
+                      std::to_string(given.size()) + " devices; it asks for " +
+                      std::to_string(pending->tasks[task].gpus));
+    }
+    for (int device : given) {
+      if (input_.cluster.free_gpus.erase(device) == 0) {
+        return Internal("Schedule gave " + admission.job_id + " device " + std::to_string(device) +
+                        ", which is not free (or was given twice)");
+      }
+      devices.push_back(device);
+    }
+  }
+  const int index = index_of_id_.at(admission.job_id);
+  devices_of_running_[index] = std::move(devices);
+  input_.cluster.free -= total;
+  input_.running.push_back({.id = pending->id,
+                            .user = pending->user,
+                            .queue = pending->queue,
+                            .priority = pending->priority,
+                            .total = total,
+                            .started_ms = now_ms,
+                            .estimate_ms = 0});
+  // Pending jobs are in any order: the last takes the admitted one's place.
+  *pending = std::move(input_.pending.back());
+  input_.pending.pop_back();
+  return Status::Ok();
+}
+
+Result<ReplayDecision> ShoalPolicy::Decide(const ReplayView& view) {
+  for (int index : view.finished) EndRunning(index);
+  for (int index : view.new_waiting) AddPending((*view.jobs)[index], index);
+  input_.now_ms = view.now_s * 1000;
+
+  auto start = std::chrono::steady_clock::now();
+  ScheduleDecision decision = Schedule(input_);
+  schedule_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ++schedule_calls_;
+
+  const size_t not_admitted = input_.pending.size() - std::min(input_.pending.size(), decision.admit.size());
+  if (decision.waiting.size() != not_admitted) {
+    return Internal("Schedule gave reasons for " + std::to_string(decision.waiting.size()) + " jobs; " +
+                    std::to_string(not_admitted) + " pending jobs were not admitted");
+  }
+  ReplayDecision replay_decision;
+  for (const JobAdmission& admission : decision.admit) {
+    if (decision.waiting.count(admission.job_id)) {
+      return Internal("Schedule both admitted " + admission.job_id + " and gave a reason why it waits");
+    }
+    RETURN_IF_ERROR(ApplyAdmission(admission, input_.now_ms));
+    replay_decision.start.push_back(index_of_id_.at(admission.job_id));
+  }
+  return replay_decision;
+}
+
+}  // namespace shoal::bench

@@ -1,0 +1,62 @@
+// ShoalPolicy: a ReplayPolicy that asks the real scheduling policy (shoal::Schedule,
+// scheduling/schedule_policy.h) what starts at each event, as the server would.
+//
+// Contract:
+//  - It keeps one ScheduleInput across calls and updates it from the replay's arrivals and
+//    completions and from its own admissions: pending and running jobs, free resources and
+//    free GPU device indices (0..gpus-1). Times are the replay's seconds x 1000.
+//  - Schedule is told no durations: estimate_ms = 0 for every pending and running job.
+//    It is asked with explain = false: the reasons' keys are checked, not their words.
+//  - Job ids are "j" and the job's index, zero-padded, so id order is submission order
+//    then the trace's row order. A job's queue is queue_names[job.queue]; its user is its
+//    queue's name (the trace has no users: one user per queue). Priority 0 for all.
+//  - A task of g GPUs asks for g GPUs, g x cpus_per_gpu CPUs and g x memory_per_gpu.
+//  - It never preempts (Schedule only admits).
+//  - What Schedule returns is checked: each admitted job pending and admitted once, each
+//    of its tasks given exactly its number of distinct free devices, the total within the
+//    free resources, and a reason for every pending job not admitted. A violation is an
+//    error naming the job.
+//  - It counts Schedule's calls and the wall time spent in them.
+// Thread-safety: one thread.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "bench/schedule/replay.h"
+#include "scheduling/schedule_policy.h"
+
+namespace shoal::bench {
+
+class ShoalPolicy : public ReplayPolicy {
+ public:
+  // `config` must outlive the policy and name every queue in `queue_names`.
+  ShoalPolicy(std::string name, const SchedulingConfig& config, std::vector<std::string> queue_names,
+              const ClusterModel& model);
+
+  std::string Name() const override { return name_; }
+  Result<ReplayDecision> Decide(const ReplayView& view) override;
+
+  int64_t schedule_calls() const { return schedule_calls_; }
+  double schedule_seconds() const { return schedule_seconds_; }
+
+ private:
+  Resources TaskResources(int gpus) const;
+  void AddPending(const ReplayJob& job, int index);
+  void EndRunning(int index);
+  // Checks `admission` against the input Schedule saw; on success moves the job from
+  // pending to running and takes its devices.
+  Status ApplyAdmission(const JobAdmission& admission, int64_t now_ms);
+
+  std::string name_;
+  std::vector<std::string> queue_names_;
+  ClusterModel model_;
+  ScheduleInput input_;
+  std::map<std::string, int> index_of_id_;
+  std::map<int, std::vector<int>> devices_of_running_;  // job index -> the devices it holds
+  int64_t schedule_calls_ = 0;
+  double schedule_seconds_ = 0;
+};
+
+}  // namespace shoal::bench
