@@ -279,3 +279,36 @@ roles:
     await shot('5-paged-and-board');
     assert.deepEqual(pageErrors, [], 'no script error on the page');
   });
+
+test('the jobs page shows the queues and why a queued job waits; its page says so too', { timeout: 60000 }, async () => {
+  const { capacity } = await server.api('/api/v1/queues');
+  const release = path.join(server.home, 'release-holder');
+  const spec = (name, cpus, command) => {
+    const file = path.join(server.home, `${name}.yaml`);
+    fs.writeFileSync(file, `name: ${name}\nroles:\n  worker:\n    cpus: ${cpus}\n    memory: 32M\n    command: ${command}\n`);
+    return file;
+  };
+  const holder = server.cli('submit', spec('holder', capacity.cpus, `while [ ! -e ${release} ]; do sleep 0.1; done`));
+  await waitFor(async () => (await server.api(`/api/v1/jobs/${holder}`)).state === 'RUNNING', 'the holder to run', 20000);
+  const queued = server.cli('submit', spec('queued', 1, 'true'), '--priority', 'high');
+  await waitFor(async () => (await server.api(`/api/v1/jobs/${queued}`)).wait_reason, 'the queued job\'s reason', 10000);
+
+  await page.goto(server.url + '/');
+  const queueRow = page.locator('#queues tr[data-queue="default"]');
+  await waitFor(async () => /100% of 100%/.test(await queueRow.textContent()), 'the default queue using the whole cluster');
+  const reason = page.locator(`tr[data-job="${queued}"] .wait-reason`);
+  await reason.waitFor();
+  assert.match(await reason.textContent(), /^needs 1 CPU \(none free\); .*first in queue default/);
+  assert.match(await page.locator(`tr[data-job="${queued}"]`).textContent(), /default/);
+  await shot('5-queued-job');
+
+  await page.goto(`${server.url}/jobs/${queued}`);
+  await waitFor(async () => /^Waiting: needs 1 CPU \(none free\)/.test(await page.locator('#wait-reason').textContent()),
+    'the reason on the job page');
+  assert.match(await page.locator('#job-info').textContent(), /Queuedefault.*Priority100/s);
+
+  fs.writeFileSync(release, '');
+  await page.locator('#job-header .state').getByText('SUCCEEDED', { exact: true }).waitFor({ timeout: 30000 });
+  assert.equal(await page.locator('#wait-reason').isHidden(), true, 'a job that ran waits no more');
+  assert.deepEqual(pageErrors, [], 'no script error on the page');
+});

@@ -27,3 +27,11 @@ export function bytes(n) {
 export function percent(fraction) {
   return `${Math.round((fraction || 0) * 100)}%`;
 }
+
+// A span of milliseconds: "1h", "30m", "45s".
+export function millis(ms) {
+  const s = Math.round((ms || 0) / 1000);
+  if (s % 3600 === 0 && s) return `${s / 3600}h`;
+  if (s % 60 === 0 && s) return `${s / 60}m`;
+  return `${s}s`;
+}

@@ -15,6 +15,7 @@ export function jobPage(main, id) {
   const actions = el('div', { class: 'actions' });
   const notice = el('p', { class: 'notice', id: 'notice', role: 'status' });
   const limits = el('p', { class: 'notice warning', id: 'limits-warning', hidden: true });
+  const waiting = el('p', { class: 'notice', id: 'wait-reason', hidden: true });
   const info = el('dl', { class: 'info', id: 'job-info' });
   const containers = el('tbody');
   const saved = el('ul', { class: 'saved-models', id: 'saved-models' });
@@ -23,7 +24,7 @@ export function jobPage(main, id) {
   const charts = new Charts(id);
   replace(main,
     el('p', {}, el('a', { href: '/', 'data-route': '' }, '‹ All jobs')),
-    header, actions, notice, limits, info,
+    header, actions, notice, limits, waiting, info,
     el('h2', {}, 'Containers'),
     el('table', { class: 'containers', id: 'containers' },
       el('thead', {}, el('tr', {}, ['Container', 'Host', 'Role', 'Index', 'State', 'Started', 'Finished', 'Progress',
@@ -82,7 +83,8 @@ export function jobPage(main, id) {
       el('p', {}, stateBadge(job.state), ' ', progressBar(job.progress), ' ', el('span', { class: 'message' }, job.message || '')));
     const spec_ = job.spec || {};
     const rows = [
-      ['User', job.user], ['Framework', job.framework], ['Attempt', `${job.attempt} of ${job.max_attempts}`],
+      ['User', job.user], ['Queue', job.queue], ['Priority', job.priority], ['Framework', job.framework],
+      ['Attempt', `${job.attempt} of ${job.max_attempts}`],
       ['Created', fmt.time(job.created_ms)], ['Started', fmt.time(job.started_ms)],
       ['Finished', fmt.time(job.finished_ms)], ['Duration', fmt.duration(job.started_ms, job.finished_ms)],
       ['Commands', (spec_.roles || []).map((r) => `${r.name}: ${r.command}`).join('\n')],
@@ -100,6 +102,10 @@ export function jobPage(main, id) {
       el('td', {}, t.exit_code === undefined || t.exit_code === null || !t.finished_ms ? '—' : t.exit_code),
       el('td', {}, el('button', { type: 'button', class: 'link', onclick: () => logs.show(t.role, t.index) }, 'log')))));
     logs.setTasks(attempt ? attempt.number : 0, tasks);
+    const queued = job.state === 'QUEUED' && job.wait_reason;
+    waiting.hidden = !queued;
+    waiting.textContent = queued ? `Waiting: ${job.wait_reason}` +
+      (job.expected_start_ms ? ` (expected at ${fmt.time(job.expected_start_ms)})` : '') : '';
     limits.hidden = !job.limits_not_enforced;
     limits.textContent = job.limits_not_enforced ? `Limits: ${job.limits_not_enforced}` : '';
     const url = safeHttpUrl(job.board_url || '');

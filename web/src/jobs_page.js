@@ -1,9 +1,11 @@
 // The jobs page: every job of the history, newest first, filtered by state, user and
-// name, 50 a page; the filters and page live in the URL's query. Refreshes every 3 s.
+// name, 50 a page; the filters and page live in the URL's query. Above them, the server's
+// queues: each one's use against its guarantee and its waiting jobs; under each queued
+// job, why it waits. Refreshes every 3 s.
 import { api } from './api.js';
 import { el, replace } from './dom.js';
 import * as fmt from './format.js';
-import { progressBar, stateBadge } from './widgets.js';
+import { progressBar, shareBar, stateBadge } from './widgets.js';
 
 const PAGE = 50;
 const STATES = ['', 'QUEUED', 'RUNNING', 'SUCCEEDED', 'FAILED', 'KILLED'];
@@ -36,9 +38,14 @@ export function jobsPage(main) {
   const prev = el('button', { type: 'button', onclick: () => apply(Math.max(0, filters.offset - PAGE)) }, '‹ Newer');
   const next = el('button', { type: 'button', onclick: () => apply(filters.offset + PAGE) }, 'Older ›');
   const table = el('table', { class: 'jobs', id: 'jobs' },
-    el('thead', {}, el('tr', {}, ['Id', 'Name', 'User', 'Framework', 'State', 'Progress', 'Started', 'Duration']
+    el('thead', {}, el('tr', {}, ['Id', 'Name', 'User', 'Queue', 'Framework', 'State', 'Progress', 'Started', 'Duration']
       .map((h) => el('th', {}, h)))), body);
-  replace(main, el('h1', {}, 'Jobs'), form, table, el('div', { class: 'pager' }, prev, status, next));
+  const queuesBody = el('tbody');
+  const queuesNote = el('p', { class: 'muted', id: 'queues-note' });
+  const queues = el('details', { class: 'queues', id: 'queues', open: 'open' }, el('summary', {}, 'Queues'),
+    el('table', {}, el('thead', {}, el('tr', {}, ['Queue', 'Use of the cluster', 'Max', 'Running', 'Waiting']
+      .map((h) => el('th', {}, h)))), queuesBody), queuesNote);
+  replace(main, el('h1', {}, 'Jobs'), queues, form, table, el('div', { class: 'pager' }, prev, status, next));
 
   let timer = null;
   let stopped = false;
@@ -47,9 +54,13 @@ export function jobsPage(main) {
     const q = new URLSearchParams({ limit: PAGE, offset: filters.offset });
     for (const key of ['state', 'user', 'name']) if (filters[key]) q.set(key, filters[key]);
     try {
-      const list = await api(`/api/v1/jobs?${q}`);
+      const [list, queueList] = await Promise.all([api(`/api/v1/jobs?${q}`), api('/api/v1/queues')]);
       if (stopped) return;
       replace(body, list.jobs.map(row));
+      replace(queuesBody, queueList.queues.map(queueRow));
+      queuesNote.textContent = queueList.error
+        ? `queues.yaml was changed but not reloaded; the queues above stay in force: ${queueList.error}`
+        : `A job that has waited ${fmt.millis(queueList.max_wait_ms)} goes before younger ones.`;
       const first = list.total ? list.offset + 1 : 0;
       status.textContent = `${first}–${list.offset + list.jobs.length} of ${list.total} jobs`;
       prev.disabled = list.offset === 0;
@@ -63,14 +74,25 @@ export function jobsPage(main) {
   return () => { stopped = true; clearTimeout(timer); };
 }
 
+function queueRow(queue) {
+  return el('tr', { 'data-queue': queue.name },
+    el('td', {}, queue.name),
+    el('td', {}, shareBar(queue.share, queue.guarantee)),
+    el('td', {}, fmt.percent(queue.max)),
+    el('td', {}, queue.running),
+    el('td', {}, queue.waiting.length));
+}
+
 function row(job) {
   const href = `/jobs/${encodeURIComponent(job.id)}`;
+  const waiting = job.state === 'QUEUED' && job.wait_reason;
   return el('tr', { 'data-job': job.id },
     el('td', {}, el('a', { href, 'data-route': '' }, job.id)),
     el('td', {}, el('a', { href, 'data-route': '' }, job.name)),
     el('td', {}, job.user),
+    el('td', {}, job.queue),
     el('td', {}, job.framework),
-    el('td', {}, stateBadge(job.state)),
+    el('td', {}, stateBadge(job.state), waiting ? el('div', { class: 'wait-reason' }, job.wait_reason) : null),
     el('td', {}, progressBar(job.progress)),
     el('td', {}, fmt.time(job.started_ms)),
     el('td', {}, fmt.duration(job.started_ms, job.finished_ms)));
