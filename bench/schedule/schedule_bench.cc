@@ -186,12 +186,13 @@ Result<std::vector<double>> CompareOnOneVc(const std::vector<TraceRow>& slice, c
     ShoalPolicy strict_fifo("FIFO", fifo, {"default"}, model);
     ShoalPolicy fifo_with_backfill("FIFO + backfill", fifo_backfill, {"default"}, model);
     ShoalPolicy default_policy(kDefaultPolicy, fair_share, {"default"}, model);
+    ShoalPolicy with_estimates("default, exact estimates declared", fair_share, {"default"}, model, true);
     ShortestJobFirst sjf;
     ShortestRemainingGpuTimeFirst srtf;
     std::vector<PolicyRun> runs;
     double default_mean_jct_s = 0, srtf_mean_jct_s = 0;
     for (ReplayPolicy* policy :
-         std::vector<ReplayPolicy*>{&strict_fifo, &fifo_with_backfill, &default_policy, &sjf, &srtf}) {
+         std::vector<ReplayPolicy*>{&strict_fifo, &fifo_with_backfill, &default_policy, &with_estimates, &sjf, &srtf}) {
       ASSIGN_OR_RETURN(PolicyRun run, RunPolicy(jobs, 1, model, *policy));
       if (policy == &default_policy) default_mean_jct_s = run.metrics.mean_jct_s;
       if (policy == &srtf) srtf_mean_jct_s = run.metrics.mean_jct_s;

@@ -6,8 +6,8 @@
 namespace shoal::bench {
 
 ShoalPolicy::ShoalPolicy(std::string name, const SchedulingConfig& config, std::vector<std::string> queue_names,
-                         const ClusterModel& model)
-    : name_(std::move(name)), queue_names_(std::move(queue_names)), model_(model) {
+                         const ClusterModel& model, bool declared_estimates)
+    : name_(std::move(name)), declared_estimates_(declared_estimates), queue_names_(std::move(queue_names)), model_(model) {
   input_.config = &config;
   input_.explain = false;  // the replay reads decisions, not the reasons' words
   input_.cluster.capacity = TaskResources(model.gpus);
@@ -26,7 +26,7 @@ void ShoalPolicy::AddPending(const ReplayJob& job, int index) {
   pending.user = pending.queue;
   pending.submitted_ms = job.submit_s * 1000;
   for (int gpus : job.task_gpus) pending.tasks.push_back(TaskResources(gpus));
-  pending.estimate_ms = 0;  // the policy is not told how long jobs run
+  pending.estimate_ms = declared_estimates_ ? job.duration_s * 1000 : 0;  // by default it is not told how long jobs run
   index_of_id_[pending.id] = index;
   input_.pending.push_back(std::move(pending));
 }
@@ -82,7 +82,7 @@ Status ShoalPolicy::ApplyAdmission(const JobAdmission& admission, int64_t now_ms
                             .priority = pending->priority,
                             .total = total,
                             .started_ms = now_ms,
-                            .estimate_ms = 0});
+                            .estimate_ms = pending->estimate_ms});
   // Pending jobs are in any order: the last takes the admitted one's place.
   *pending = std::move(input_.pending.back());
   input_.pending.pop_back();

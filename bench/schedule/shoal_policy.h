@@ -5,7 +5,9 @@
 //  - It keeps one ScheduleInput across calls and updates it from the replay's arrivals and
 //    completions and from its own admissions: pending and running jobs, free resources and
 //    free GPU device indices (0..gpus-1). Times are the replay's seconds x 1000.
-//  - Schedule is told no durations: estimate_ms = 0 for every pending and running job.
+//  - Schedule is told no durations (estimate_ms = 0 for every pending and running job),
+//    unless built with declared_estimates: then every job declares its true duration, as
+//    users who estimate exactly would (a reference row: what backfill gains from estimates).
 //    It is asked with explain = false: the reasons' keys are checked, not their words.
 //  - Job ids are "j" and the job's index, zero-padded, so id order is submission order
 //    then the trace's row order. A job's queue is queue_names[job.queue]; its user is its
@@ -33,7 +35,7 @@ class ShoalPolicy : public ReplayPolicy {
  public:
   // `config` must outlive the policy and name every queue in `queue_names`.
   ShoalPolicy(std::string name, const SchedulingConfig& config, std::vector<std::string> queue_names,
-              const ClusterModel& model);
+              const ClusterModel& model, bool declared_estimates = false);
 
   std::string Name() const override { return name_; }
   Result<ReplayDecision> Decide(const ReplayView& view) override;
@@ -50,6 +52,7 @@ class ShoalPolicy : public ReplayPolicy {
   Status ApplyAdmission(const JobAdmission& admission, int64_t now_ms);
 
   std::string name_;
+  bool declared_estimates_;
   std::vector<std::string> queue_names_;
   ClusterModel model_;
   ScheduleInput input_;
