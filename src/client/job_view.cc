@@ -135,7 +135,7 @@ std::string RenderStatus(const JobDetail& d, int attempt) {
           << Pad(t.exit_code < 0 ? "-" : std::to_string(t.exit_code), 6) << t.message << "\n";
     }
   }
-  if (d.attempts.size() > 1) {
+  if (d.attempts.size() > 1 || (d.attempts.size() == 1 && d.attempts[0].state == AttemptState::kPreempted)) {
     out << "\n  attempts:\n";
     for (const auto& a : d.attempts) out << "    " << a.number << "  " << Pad(Name(a.state), 10) << a.message << "\n";
   }

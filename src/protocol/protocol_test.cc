@@ -184,7 +184,7 @@ TEST(ProtocolTest, StateNamesHaveOneTable) {
   EXPECT_EQ(Parse<InputMode>("stream"), InputMode::kStream);
   EXPECT_EQ(Parse<InputMode>("Stream"), std::nullopt);
   EXPECT_EQ(Parse<SaveState>(Name(SaveState::kUploading)), SaveState::kUploading);
-  EXPECT_STREQ(NameList<AttemptState>(), "STARTING, RUNNING, SUCCEEDED, FAILED, KILLED");
+  EXPECT_STREQ(NameList<AttemptState>(), "STARTING, RUNNING, SUCCEEDED, FAILED, KILLED, PREEMPTED");
 }
 
 }  // namespace

@@ -18,11 +18,12 @@ constexpr Table<TaskState, 8> kTaskStates{{{TaskState::kPending, "PENDING"},
                                            {TaskState::kFailed, "FAILED"},
                                            {TaskState::kKilled, "KILLED"},
                                            {TaskState::kLost, "LOST"}}};
-constexpr Table<AttemptState, 5> kAttemptStates{{{AttemptState::kStarting, "STARTING"},
+constexpr Table<AttemptState, 6> kAttemptStates{{{AttemptState::kStarting, "STARTING"},
                                                  {AttemptState::kRunning, "RUNNING"},
                                                  {AttemptState::kSucceeded, "SUCCEEDED"},
                                                  {AttemptState::kFailed, "FAILED"},
-                                                 {AttemptState::kKilled, "KILLED"}}};
+                                                 {AttemptState::kKilled, "KILLED"},
+                                                 {AttemptState::kPreempted, "PREEMPTED"}}};
 constexpr Table<JobState, 5> kJobStates{{{JobState::kQueued, "QUEUED"},
                                          {JobState::kRunning, "RUNNING"},
                                          {JobState::kSucceeded, "SUCCEEDED"},
@@ -81,7 +82,10 @@ template <> const char* NameList<SaveState>() { static const std::string s = Joi
 bool IsFinal(TaskState s) {
   return s == TaskState::kSucceeded || s == TaskState::kFailed || s == TaskState::kKilled || s == TaskState::kLost;
 }
-bool IsFinal(AttemptState s) { return s == AttemptState::kSucceeded || s == AttemptState::kFailed || s == AttemptState::kKilled; }
+bool IsFinal(AttemptState s) {
+  return s == AttemptState::kSucceeded || s == AttemptState::kFailed || s == AttemptState::kKilled ||
+         s == AttemptState::kPreempted;
+}
 bool IsFinal(JobState s) { return s == JobState::kSucceeded || s == JobState::kFailed || s == JobState::kKilled; }
 
 }  // namespace shoal

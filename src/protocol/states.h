@@ -20,7 +20,9 @@
 namespace shoal {
 
 enum class TaskState { kPending, kLaunching, kRegistered, kRunning, kSucceeded, kFailed, kKilled, kLost };
-enum class AttemptState { kStarting, kRunning, kSucceeded, kFailed, kKilled };
+// kPreempted: stopped by the scheduler for a job of a queue below its guarantee; the job
+// went back to its queue, and the attempt does not count against max_attempts.
+enum class AttemptState { kStarting, kRunning, kSucceeded, kFailed, kKilled, kPreempted };
 enum class JobState { kQueued, kRunning, kSucceeded, kFailed, kKilled };
 enum class InputMode { kDownload, kPlaceholder, kStream };
 enum class SaveState { kRequested, kUploading, kSaved, kFailed };

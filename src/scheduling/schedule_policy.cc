@@ -79,6 +79,9 @@ class Pass {
       }
     }
     ConsiderFairShare(fresh);
+    if (config_.preemption) {
+      for (const auto& [job, need] : starved_) Preempt(*job, need);
+    }
     return std::move(decision_);
   }
 
@@ -118,7 +121,7 @@ class Pass {
             best = head, best_share = share;
           }
         }
-        double ratio = QueueRatio(queue);
+        double ratio = QueueRatio(queue, TotalOf(*best));
         if (!next || std::make_tuple(ratio, -best->priority, best->submitted_ms, best->id) <
                          std::make_tuple(next_queue_ratio, -next->priority, next->submitted_ms, next->id)) {
           next = best, next_queue_ratio = ratio;
@@ -134,12 +137,16 @@ class Pass {
     }
   }
 
-  // How far the queue is towards its guarantee: its dominant share over its guaranteed
-  // share. Queues with no guarantee come after every queue that has one.
-  double QueueRatio(const std::string& name) const {
+  // How far the queue would be towards its guarantee with its next job started: its
+  // dominant share over its guaranteed share. Counting the job keeps a queue whose job
+  // would borrow from going before one whose job stays within its guarantee. Queues with
+  // no guarantee come after every queue that has one.
+  double QueueRatio(const std::string& name, const Resources& next) const {
     const QueueSpec* queue = config_.FindQueue(name);
     auto used = queue_used_.find(name);
-    double share = used == queue_used_.end() ? 0 : DominantShare(used->second, in_.cluster.capacity);
+    Resources with_next = next;
+    if (used != queue_used_.end()) with_next += used->second;
+    double share = DominantShare(with_next, in_.cluster.capacity);
     if (!queue || queue->guarantee <= 0) return 1e9 * (1 + share);
     return share / queue->guarantee;
   }
@@ -176,6 +183,10 @@ class Pass {
       Admit(job, need);
       return;
     }
+    if (config_.order == OrderPolicy::kFairShare && !starved_queues_.count(job.queue)) {
+      starved_queues_.insert(job.queue);  // only a queue's first job that lacks room may take it back
+      if (WithinLimit(Scaled(in_.cluster.capacity, queue->guarantee), queue_used, need)) starved_.emplace_back(&job, need);
+    }
     if (!config_.backfill) {
       head_of_line_ = job.id;
       Wait(job, Explain([&] { return Queued(job, *queue, need, wait_reasons::Short(need, free_)); }));
@@ -209,6 +220,48 @@ class Pass {
       return Queued(job, queue, need, why + "; " + wait_reasons::ExpectedStart(start, in_.now_ms));
     }));
     if (first_reserved_.empty()) first_reserved_ = job.id;
+  }
+
+  // Chooses borrowers' running jobs to stop so that `job` (of a queue below its guarantee)
+  // can start; none when they could not make room together.
+  void Preempt(const PendingJob& job, const Resources& need) {
+    Resources room = free_;
+    for (const RunningJob& running : in_.running) {
+      if (running.preempting) room += running.total;
+    }
+    if (room.Fits(need)) return;  // what is already on its way back is enough
+    std::vector<const RunningJob*> candidates;
+    for (const RunningJob& running : in_.running) {
+      if (!running.preempting && !chosen_.count(running.id) && running.queue != job.queue) candidates.push_back(&running);
+    }
+    std::sort(candidates.begin(), candidates.end(), [](const RunningJob* a, const RunningJob* b) {
+      return std::make_tuple(a->priority, -a->started_ms, a->id) < std::make_tuple(b->priority, -b->started_ms, b->id);
+    });
+    std::map<std::string, Resources> used = queue_used_;
+    std::vector<const RunningJob*> victims;
+    for (const RunningJob* candidate : candidates) {
+      if (room.Fits(need)) break;
+      const QueueSpec* queue = config_.FindQueue(candidate->queue);
+      double guarantee = queue ? queue->guarantee : 0;
+      if (DominantShare(used[candidate->queue], in_.cluster.capacity) <= guarantee + 1e-9) continue;  // not borrowing
+      used[candidate->queue] -= candidate->total;
+      room += candidate->total;
+      victims.push_back(candidate);
+    }
+    if (!room.Fits(need)) return;
+    queue_used_ = used;
+    std::string victims_text;
+    for (const RunningJob* victim : victims) {
+      chosen_.insert(victim->id);
+      decision_.preempt.push_back(Preemption{victim->id, job.id,
+                                             job.id + " of queue " + job.queue + ", which is below its guarantee, needs its "
+                                             "resources; queue " + victim->queue + " was using more than its guarantee"});
+      victims_text += (victims_text.empty() ? "" : ", ") + victim->id;
+    }
+    if (in_.explain && !victims.empty()) {
+      decision_.waiting[job.id] = "preempting " + victims_text + " (borrowed from queues above their guarantees) to make room; " +
+                                  decision_.waiting[job.id];
+    }
   }
 
   // The reason of a job that waits for resources: what is short, its place in its
@@ -263,6 +316,9 @@ class Pass {
   std::map<std::string, std::string> queue_stopped_;                    // queue -> the job over its max
   std::map<std::string, std::pair<int, std::string>> waiting_in_queue_;  // how many wait, the first
   std::set<std::string> aged_;
+  std::set<std::string> starved_queues_;                                // queues whose first job lacks room
+  std::vector<std::pair<const PendingJob*, Resources>> starved_;        // those jobs, if within their guarantee
+  std::set<std::string> chosen_;                                        // running jobs chosen for preemption
   std::string head_of_line_;    // strict FIFO: the job that stopped the pass
   std::string first_reserved_;  // backfill: the first job given a reservation
   int reservations_ = 0;

@@ -6,9 +6,9 @@
 //  - Gangs: a job starts with all its tasks at once or not at all; GPUs are concrete
 //    devices, each admitted task gets `gpus` distinct free indices, lowest first.
 //  - Order (kFairShare): jobs that have waited longer than `max_wait` come first, oldest
-//    first. Then queues take turns: the next job comes from the queue furthest below its
-//    guarantee (its dominant share of the cluster divided by its guaranteed share, lowest
-//    first), and within a queue by priority (highest first), then the user with the
+//    first. Then queues take turns: the next job comes from the queue that would be
+//    furthest below its guarantee with that job started (its dominant share of the
+//    cluster divided by its guaranteed share, lowest first), and within a queue by priority (highest first), then the user with the
 //    smallest dominant share in that queue, then submission time, then id. Shares are
 //    recounted after every admission. kFifo orders by submission time only and ignores
 //    queues' guarantees (the baseline the benchmark compares with).
@@ -25,6 +25,13 @@
 //    has not, and nothing that starts after that delays its reservation; it starts at the
 //    latest when the jobs running at that moment have ended (their estimates bound it
 //    where they have them) and the aged jobs before it have run.
+//  - Preemption (kFairShare, when `preemption` is on): when the first job of a queue that is
+//    below its guarantee cannot start for want of free resources, and starting it would
+//    keep its queue within its guarantee, running jobs of queues above their guarantees
+//    (borrowers) are chosen to make room: lowest priority first, then the youngest, and
+//    only as many as the job needs; a queue gives up jobs only while it is above its
+//    guarantee. Nothing is chosen when all the borrowers' jobs together would not make
+//    room. Jobs already being preempted count as room on their way.
 //  - Every queued job that does not start gets a reason, in words a user reads in
 //    `shoal status` ("needs 4 CPUs, 1.5 free; 2nd in queue research behind job-41").
 // Thread-safety: pure functions.
@@ -57,6 +64,7 @@ struct SchedulingConfig {
   std::vector<QueueSpec> queues;  // always holds "default"
   OrderPolicy order = OrderPolicy::kFairShare;
   bool backfill = true;
+  bool preemption = true;  // take lent capacity back from borrowing queues (kFairShare only)
   int64_t max_wait_ms = 3600 * 1000;  // the starvation bound's start: see the contract
   int max_reservations = 64;
 
@@ -83,6 +91,7 @@ struct RunningJob {
   Resources total;
   int64_t started_ms = 0;
   int64_t estimate_ms = 0;  // 0: unknown, so it holds its resources for as long as anyone can tell
+  bool preempting = false;  // already told to stop for another job: its resources are on their way back
 };
 
 struct ClusterState {
@@ -106,8 +115,15 @@ struct JobAdmission {
   std::vector<std::vector<int>> task_gpus;  // per task, the devices it gets
 };
 
+struct Preemption {
+  std::string job_id;   // the running job to stop
+  std::string for_job;  // the queued job that needs its resources
+  std::string reason;   // "job-7 of queue research, which is below its guarantee, needs its resources"
+};
+
 struct ScheduleDecision {
   std::vector<JobAdmission> admit;             // in the order they were chosen
+  std::vector<Preemption> preempt;             // running jobs to stop now
   std::map<std::string, std::string> waiting;  // every pending job not admitted -> why
   // When each reserved job is expected to start (ms since the epoch; absent when never
   // with the estimates known).

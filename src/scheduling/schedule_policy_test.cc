@@ -169,19 +169,23 @@ TEST(SchedulePolicy, WithinAQueuePriorityThenTheUserWithTheSmallerShareThenAge) 
   }
 }
 
-TEST(SchedulePolicy, TheQueueFurthestBelowItsGuaranteeGoesFirst) {
+TEST(SchedulePolicy, TheQueueThatWouldBeFurthestBelowItsGuaranteeGoesFirst) {
   SchedulingConfig config = Config();
   config.queues = {QueueSpec{"default", 0, 1, {}}, QueueSpec{"research", 0.25, 1, {}}, QueueSpec{"prod", 0.75, 1, {}}};
-  // prod runs 4 of its 6 (ratio 0.67); research runs 1 of its 2 (0.5): research goes first,
-  // although prod's job is older; default has no guarantee and comes last.
   std::vector<RunningJob> running = {Running("p", 4, 0, "prod"), Running("r", 1, 0, "research")};
+  // With its job started, research would use 2 of its 2 (ratio 1), prod 7 of its 6
+  // (1.17): research goes first, although prod's job is older; default has no guarantee
+  // and comes last.
   ScheduleDecision decision = Schedule(Cluster(
-      config, 8, {In(Job("d", 3, 3), "default", "x"), In(Job("p2", 3, 2), "prod", "x"), In(Job("r2", 3, 1), "research", "x")},
+      config, 8, {In(Job("d", 3, 3), "default", "x"), In(Job("p2", 3, 2), "prod", "x"), In(Job("r2", 1, 1), "research", "x")},
       running));
   EXPECT_EQ(Admitted(decision), std::vector<std::string>{"r2"});
   EXPECT_EQ(decision.waiting["p2"],
-            "needs 3 CPUs (none free); starts when running jobs end (they have no estimates); first in queue prod; "
+            "needs 3 CPUs (2 free); starts when running jobs end (they have no estimates); first in queue prod; "
             "queue prod uses 4 of its guaranteed 6 CPUs");
+  // A job that would take research far past its guarantee goes after prod's.
+  decision = Schedule(Cluster(config, 8, {In(Job("p2", 2, 2), "prod", "x"), In(Job("r3", 3, 1), "research", "x")}, running));
+  EXPECT_EQ(Admitted(decision), std::vector<std::string>{"p2"});
 }
 
 TEST(SchedulePolicy, QueueMaxStopsTheQueueAndUserLimitSkipsOnlyThatUser) {
@@ -206,6 +210,42 @@ TEST(SchedulePolicy, AJobThatWaitedPastMaxWaitGoesBeforeHigherPriorities) {
       config, 4, {In(Job("old-low", 4, 2 * kHour), "default", "a", -100), In(Job("new-high", 4, 1), "default", "b", 100)}));
   EXPECT_EQ(Admitted(decision), std::vector<std::string>{"old-low"});
   EXPECT_EQ(decision.waiting["new-high"].substr(0, 20), "needs 4 CPUs (none f");
+}
+
+TEST(SchedulePolicy, AQueueBelowItsGuaranteeTakesBackWhatItLentYoungestLowestFirst) {
+  SchedulingConfig config = Config();
+  config.queues = {QueueSpec{"default", 0, 1, {}}, QueueSpec{"research", 0.5, 1, {}}, QueueSpec{"batch", 0.5, 1, {}}};
+  // batch borrows: it runs 8 of 8 CPUs; research, guaranteed 4, wants 3.
+  auto batch_job = [](const std::string& id, double cpus, int64_t started_ago, int priority = 0) {
+    RunningJob job = Running(id, cpus, 0, "batch", "bob");
+    job.started_ms = kNow - started_ago;
+    job.priority = priority;
+    return job;
+  };
+  std::vector<RunningJob> running = {batch_job("old", 2, 3 * kHour), batch_job("young", 2, kHour),
+                                     batch_job("important", 2, 10 * kMinute, 5), batch_job("newest", 2, kMinute)};
+  ScheduleDecision decision = Schedule(Cluster(config, 8, {In(Job("r", 3, 1), "research", "ann")}, running));
+  EXPECT_TRUE(decision.admit.empty());
+  std::vector<std::string> victims;
+  for (const Preemption& p : decision.preempt) victims.push_back(p.job_id);
+  EXPECT_EQ(victims, (std::vector<std::string>{"newest", "young"})) << "priority 0 before 5, the youngest first, 2 are enough";
+  ASSERT_FALSE(decision.preempt.empty());
+  EXPECT_EQ(decision.preempt[0].for_job, "r");
+  EXPECT_EQ(decision.waiting["r"].substr(0, 30), "preempting newest, young (borr");
+
+  // Jobs already on their way out count: nothing more is chosen.
+  running[3].preempting = running[1].preempting = true;
+  EXPECT_TRUE(Schedule(Cluster(config, 8, {In(Job("r", 3, 1), "research", "ann")}, running)).preempt.empty());
+
+  // Not beyond the guarantee: research may take back 4 CPUs, not 6.
+  running[3].preempting = running[1].preempting = false;
+  EXPECT_TRUE(Schedule(Cluster(config, 8, {In(Job("r", 6, 1), "research", "ann")}, running)).preempt.empty());
+  // Not from a queue within its own guarantee.
+  std::vector<RunningJob> fair = {batch_job("b", 4, kHour), Running("r1", 4, 0, "research", "ann")};
+  EXPECT_TRUE(Schedule(Cluster(config, 8, {In(Job("r2", 1, 1), "research", "ann")}, fair)).preempt.empty());
+  // And never when preemption is off.
+  config.preemption = false;
+  EXPECT_TRUE(Schedule(Cluster(config, 8, {In(Job("r", 3, 1), "research", "ann")}, running)).preempt.empty());
 }
 
 TEST(SchedulePolicy, AnUnknownQueueWaitsWithTheFix) {

@@ -33,6 +33,12 @@ AttemptLaunch JobManager::LaunchFor(const JobRecord& job) const {
 
 namespace {
 
+// The attempts that count against max_attempts: all but the preempted ones.
+int CountedAttempts(const JobRecord& job) {
+  return static_cast<int>(std::count_if(job.attempts.begin(), job.attempts.end(),
+                                        [](const AttemptRecord& a) { return a.state != AttemptState::kPreempted; }));
+}
+
 // How long the policy may assume the job runs: its estimate, else its time limit; 0 when
 // it said neither.
 int64_t EstimateOf(const JobSpec& spec) { return spec.estimate_ms > 0 ? spec.estimate_ms : spec.timeouts.job_ms; }
@@ -582,7 +588,11 @@ void JobManager::EndAttempt(JobRecord& job, const ExitInfo& am_exit, const std::
                             const std::vector<std::string>& failed_hosts) {
   AttemptRecord& attempt = job.attempts.back();
   bool reported_end = attempt.final_reported && IsFinal(attempt.state);
-  if (!cluster_failure.empty() && !job.kill_requested) {
+  const bool preempted = !job.preempt_reason.empty() && !job.kill_requested;
+  if (preempted) {
+    attempt.state = AttemptState::kPreempted;
+    attempt.message = "preempted: " + job.preempt_reason;
+  } else if (!cluster_failure.empty() && !job.kill_requested) {
     // The cluster ended the attempt (a node failed, preemption): whatever the AM said as
     // it was stopped, the attempt failed and may be retried.
     attempt.state = AttemptState::kFailed;
@@ -611,21 +621,29 @@ void JobManager::EndAttempt(JobRecord& job, const ExitInfo& am_exit, const std::
   // Whatever the AM last reported, the attempt is over: none of its tasks still runs.
   for (auto& task : attempt.tasks) {
     if (IsFinal(task.state)) continue;
-    task.state = job.kill_requested ? TaskState::kKilled : TaskState::kLost;
-    task.message = job.kill_requested ? "killed by the user"
-                                      : "the application master ended before this task did (" + am_exit.Describe() + ")";
+    task.state = job.kill_requested || preempted ? TaskState::kKilled : TaskState::kLost;
+    task.message = preempted            ? "preempted"
+                   : job.kill_requested ? "killed by the user"
+                                        : "the application master ended before this task did (" + am_exit.Describe() + ")";
     if (task.finished_ms == 0) task.finished_ms = attempt.finished_ms;
   }
   handles_.erase(job.id);
   Release(job.id);
   job.message = attempt.message;
-  if (attempt.state == AttemptState::kSucceeded) {
+  job.preempt_reason.clear();
+  if (preempted) {
+    // Back in its queue, in its place (the policy orders by submission); the attempt does
+    // not count against max_attempts.
+    job.state = JobState::kQueued;
+    job.message = "attempt " + std::to_string(attempt.number) + " was " + attempt.message + "; back in queue " + job.spec.queue;
+    queue_.push_back(job.id);
+  } else if (attempt.state == AttemptState::kSucceeded) {
     job.state = JobState::kSucceeded;
     job.progress = 1.0;
   } else if (job.kill_requested || attempt.state == AttemptState::kKilled) {
     job.state = JobState::kKilled;
     job.message = attempt.message.empty() ? "killed" : attempt.message;
-  } else if (static_cast<int>(job.attempts.size()) < job.spec.max_attempts) {
+  } else if (CountedAttempts(job) < job.spec.max_attempts) {
     job.state = JobState::kQueued;
     job.message = "attempt " + std::to_string(attempt.number) + " failed (" + attempt.message + "); retrying";
     queue_.push_front(job.id);
@@ -672,8 +690,8 @@ ScheduleInput JobManager::ScheduleInputNow() const {
   for (const auto& [id, admission] : reserved_) {
     const JobRecord& job = live_.at(id);
     int64_t started = job.attempts.empty() ? input.now_ms : job.attempts.back().started_ms;
-    input.running.push_back(
-        RunningJob{id, job.spec.user, job.spec.queue, job.spec.priority, admission.total, started, EstimateOf(job.spec)});
+    input.running.push_back(RunningJob{id, job.spec.user, job.spec.queue, job.spec.priority, admission.total, started,
+                                       EstimateOf(job.spec), !job.preempt_reason.empty() || job.kill_requested});
   }
   return input;
 }
@@ -708,6 +726,7 @@ std::vector<std::string> JobManager::AdmitQueued() {
     admitted.push_back(job.id);
     Changed(job);
   }
+  for (const Preemption& preemption : decision.preempt) StartPreempting(live_[preemption.job_id], preemption.reason);
   for (const auto& [id, reason] : decision.waiting) {
     JobRecord& job = live_[id];
     auto expected = decision.reserved_start_ms.find(id);
@@ -718,6 +737,18 @@ std::vector<std::string> JobManager::AdmitQueued() {
     Shown(job);  // a new reason is news to watchers, not to the history
   }
   return admitted;
+}
+
+void JobManager::StartPreempting(JobRecord& job, const std::string& reason) {
+  auto handle = handles_.find(job.id);
+  if (handle == handles_.end() || job.kill_requested || !job.preempt_reason.empty()) return;  // still starting, or ending
+  job.preempt_reason = reason;
+  job.message = "being preempted: " + reason;
+  LogInfo(job.id + " preempted: " + reason);
+  AttemptLaunch launch = LaunchFor(job);
+  AttemptHandle started = handle->second;
+  RunInBackground([this, launch, started] { backend_.KillAttempt(launch, started); });
+  Changed(job);
 }
 
 void JobManager::Started(const std::string& id, const Result<AttemptHandle>& handle) {

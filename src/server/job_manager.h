@@ -138,6 +138,9 @@ class JobManager {
   std::vector<std::string> AdmitQueued();             // REQUIRES mutex_
   ScheduleInput ScheduleInputNow() const;             // REQUIRES mutex_; without the config
   void Started(const std::string& id, const Result<AttemptHandle>& handle);  // REQUIRES mutex_
+  // Stops the job's running attempt for another job (the policy's Preemption); the
+  // attempt ends PREEMPTED and the job goes back to its queue.
+  void StartPreempting(JobRecord& job, const std::string& reason);  // REQUIRES mutex_
   // Names the attempt's account (accounts_) and hands it to the backend; without the lock.
   Result<AttemptHandle> StartAttempt(AttemptLaunch& launch);
   // Refuses a job whose queue does not exist or could never hold it.

@@ -241,6 +241,44 @@ TEST(JobManagerQueues, JobsWaitInTheirQueueWithAReasonAndImpossibleOnesAreRefuse
   std::filesystem::remove_all(home);
 }
 
+TEST(JobManagerQueues, ABorrowingJobIsPreemptedBackToItsQueueWithoutUsingAnAttempt) {
+  std::string home = "/tmp/shoal-preempt-home-" + std::to_string(getpid());
+  std::filesystem::create_directories(home);
+  std::ofstream(home + "/queues.yaml") << "queues:\n  research: {guarantee: 50%}\n  batch: {guarantee: 50%}\n";
+  TestJobs jobs(home + "/jobs.db", home);
+  ASSERT_TRUE(jobs.started);
+  JobManager& manager = *jobs.manager;
+  auto wait_for = [&](auto condition) {
+    for (int i = 0; i < 2000 && !condition(); ++i) {
+      jobs.clock.Advance(20);
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return condition();
+  };
+  auto job = [&](const std::string& id) { return manager.Get(id, 0, 0).value(); };
+  JobSpec batch = Spec("batch", 4, 1);  // the whole cluster: borrows research's half
+  batch.queue = "batch";
+  std::string borrower = manager.Submit(batch).value();
+  ASSERT_TRUE(wait_for([&] { return job(borrower)["state"] == "RUNNING"; }));
+  JobSpec research = Spec("research", 2, 1);
+  research.queue = "research";
+  std::string owner = manager.Submit(research).value();
+  ASSERT_TRUE(wait_for([&] { return jobs.backend.killed().size() == 1; })) << "the borrower's attempt is stopped";
+  ASSERT_TRUE(wait_for([&] { return job(borrower)["state"] == "QUEUED"; }));
+  Json preempted = job(borrower);
+  EXPECT_EQ(preempted["attempts"][0]["state"], "PREEMPTED");
+  EXPECT_EQ(preempted["message"],
+            "attempt 1 was preempted: " + owner + " of queue research, which is below its guarantee, needs its resources; "
+            "queue batch was using more than its guarantee; back in queue batch");
+  ASSERT_TRUE(wait_for([&] { return job(owner)["state"] == "RUNNING"; }));
+  // The owner's job ends; the borrower runs again although its spec allows one attempt.
+  jobs.backend.Finish(owner + "/1", ExitInfo{0, 0});
+  ASSERT_TRUE(wait_for([&] { return job(borrower)["state"] == "RUNNING"; }));
+  EXPECT_EQ(job(borrower)["attempt"], 2);
+  jobs.manager->Stop();
+  std::filesystem::remove_all(home);
+}
+
 TEST_F(JobManagerTest, RetriesAFailedAttemptUpToMaxAttempts) {
   std::string id = manager_->Submit(Spec("flaky", 1, 1, 2)).value();
   ASSERT_TRUE(Eventually([&] { return State(id) == "RUNNING"; }));

@@ -30,6 +30,7 @@ struct JobRecord {
   int64_t finished_ms = 0;
   double progress = 0;
   bool kill_requested = false;
+  std::string preempt_reason;    // while the scheduler stops its attempt for another job ("" otherwise)
   std::string wait_reason;       // while queued: the scheduler's latest reason
   int64_t expected_start_ms = 0;  // while queued: its reservation, 0 when none is known
   std::vector<AttemptRecord> attempts;

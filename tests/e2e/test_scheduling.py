@@ -121,7 +121,8 @@ def test_queues_hold_their_limits_reload_and_refuse_what_could_never_run(shoal, 
     shoal.wait_state(second, "RUNNING")
     for name in ("first", "second", "other"):
         release(tmp_path, name)
-    shoal.wait_state(second, "SUCCEEDED")
+    for job_id in (first, second, other):
+        shoal.wait_state(job_id, "SUCCEEDED")
 
 
 def test_the_server_refuses_to_start_with_a_queues_file_it_cannot_read(shoal):
@@ -130,3 +131,38 @@ def test_the_server_refuses_to_start_with_a_queues_file_it_cannot_read(shoal):
     assert result.returncode == 2, result
     assert "queues.yaml:1: the queues' guarantees sum to 120%, past 100% of the cluster" in result.stderr, result.stderr
     assert not (shoal.home / "server.json").exists()
+
+
+def test_a_borrowing_job_is_preempted_with_sigterm_and_runs_again_without_using_an_attempt(shoal, tmp_path):
+    (shoal.home / "queues.yaml").write_text("queues:\n  research: {guarantee: 50%}\n  batch: {guarantee: 50%}\n")
+    shoal.start_server("--cpus", "4")
+    # The batch job borrows the whole cluster. Its program notes SIGTERM (where a real one
+    # would checkpoint) and exits; on its second run it ends at once.
+    batch = write_spec(tmp_path, f"""
+name: batch
+queue: batch
+max_attempts: 1
+roles:
+  worker:
+    cpus: 4
+    memory: 32M
+    command: >-
+      if [ -e {tmp_path}/terminated ]; then exit 0; fi;
+      trap 'echo at $(date +%s) > {tmp_path}/terminated; exit 0' TERM;
+      while true; do sleep 0.05; done
+""", name="batch.yaml")
+    borrower = shoal.submit(batch)
+    shoal.wait_state(borrower, "RUNNING")
+    wait_for(lambda: shoal.status(borrower)["attempts"][-1]["tasks"], 15, what="the batch task to register")
+    owner = shoal.submit(hold(tmp_path, "owner", 2), "--queue", "research")
+    queued = shoal.wait_state(borrower, "QUEUED", timeout=30)
+    assert queued["attempts"][0]["state"] == "PREEMPTED", queued
+    assert queued["message"].startswith(f"attempt 1 was preempted: {owner} of queue research, which is below its "
+                                        "guarantee, needs its resources"), queued["message"]
+    assert (tmp_path / "terminated").exists(), "the program was told with SIGTERM before it was stopped"
+    status = shoal.run("status", borrower, check=0).stdout
+    assert "PREEMPTED" in status, status
+    shoal.wait_state(owner, "RUNNING")
+    release(tmp_path, "owner")
+    done = shoal.wait_state(borrower, "SUCCEEDED", timeout=60)
+    assert [a["state"] for a in done["attempts"]] == ["PREEMPTED", "SUCCEEDED"], done["attempts"]
