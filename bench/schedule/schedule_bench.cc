@@ -236,9 +236,9 @@ Status CompareTenants(const std::vector<TraceRow>& week, int gpus) {
   const PolicyMetrics& m = run.metrics;
   std::printf(
       "\nAll queues: mean JCT %.1f h, p99 %.1f h, makespan %.1f d, GPU util %.1f%%, longest passed over "
-      "%.1f h\n\n",
+      "%.1f h, %lld preemptions\n\n",
       m.mean_jct_s / 3600, m.p99_jct_s / 3600, m.makespan_s / 86400, 100 * m.gpu_utilization,
-      m.longest_passed_over_s / 3600);
+      m.longest_passed_over_s / 3600, static_cast<long long>(m.preemptions));
   std::printf(
       "| queue | jobs | GPU-hours | guarantee | = GPUs | hours with waiting work | mean use while waiting | "
       "near guarantee |\n");

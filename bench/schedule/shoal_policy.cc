@@ -94,6 +94,15 @@ Result<ReplayDecision> ShoalPolicy::Decide(const ReplayView& view) {
   for (int index : view.new_waiting) AddPending((*view.jobs)[index], index);
   input_.now_ms = view.now_s * 1000;
 
+  ReplayDecision replay_decision;
+  RETURN_IF_ERROR(Pass(view, replay_decision));
+  // The server stops the chosen jobs and, at its next pass a moment later, starts what
+  // they made room for: here, a second pass at the same time.
+  if (!replay_decision.preempt.empty()) RETURN_IF_ERROR(Pass(view, replay_decision));
+  return replay_decision;
+}
+
+Status ShoalPolicy::Pass(const ReplayView& view, ReplayDecision& replay_decision) {
   auto start = std::chrono::steady_clock::now();
   ScheduleDecision decision = Schedule(input_);
   schedule_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -104,7 +113,6 @@ Result<ReplayDecision> ShoalPolicy::Decide(const ReplayView& view) {
     return Internal("Schedule gave reasons for " + std::to_string(decision.waiting.size()) + " jobs; " +
                     std::to_string(not_admitted) + " pending jobs were not admitted");
   }
-  ReplayDecision replay_decision;
   for (const JobAdmission& admission : decision.admit) {
     if (decision.waiting.count(admission.job_id)) {
       return Internal("Schedule both admitted " + admission.job_id + " and gave a reason why it waits");
@@ -112,7 +120,22 @@ Result<ReplayDecision> ShoalPolicy::Decide(const ReplayView& view) {
     RETURN_IF_ERROR(ApplyAdmission(admission, input_.now_ms));
     replay_decision.start.push_back(index_of_id_.at(admission.job_id));
   }
-  return replay_decision;
+  for (const Preemption& preemption : decision.preempt) {
+    auto index = index_of_id_.find(preemption.job_id);
+    if (index == index_of_id_.end() || !devices_of_running_.count(index->second)) {
+      return Internal("Schedule preempted " + preemption.job_id + ", which is not running");
+    }
+    EndRunning(index->second);
+    auto started_now = std::find(replay_decision.start.begin(), replay_decision.start.end(), index->second);
+    if (started_now != replay_decision.start.end()) {
+      // Started by this decision's first pass: it simply does not start.
+      replay_decision.start.erase(started_now);
+      AddPending((*view.jobs)[index->second], index->second);
+    } else {
+      replay_decision.preempt.push_back(index->second);  // waits again from the replay's next call (its new_waiting)
+    }
+  }
+  return Status::Ok();
 }
 
 }  // namespace shoal::bench

@@ -13,7 +13,9 @@
 //    then the trace's row order. A job's queue is queue_names[job.queue]; its user is its
 //    queue's name (the trace has no users: one user per queue). Priority 0 for all.
 //  - A task of g GPUs asks for g GPUs, g x cpus_per_gpu CPUs and g x memory_per_gpu.
-//  - It never preempts (Schedule only admits).
+//  - The preemptions Schedule chooses are applied (the replay charges each its cost and
+//    returns the job to the wait at its next call), and a second pass at the same time
+//    starts what they made room for, as the server's next pass would.
 //  - What Schedule returns is checked: each admitted job pending and admitted once, each
 //    of its tasks given exactly its number of distinct free devices, the total within the
 //    free resources, and a reason for every pending job not admitted. A violation is an
@@ -47,6 +49,9 @@ class ShoalPolicy : public ReplayPolicy {
   Resources TaskResources(int gpus) const;
   void AddPending(const ReplayJob& job, int index);
   void EndRunning(int index);
+  // One call of Schedule: applies its admissions and preemptions to the input and adds
+  // them to `decision`.
+  Status Pass(const ReplayView& view, ReplayDecision& decision);
   // Checks `admission` against the input Schedule saw; on success moves the job from
   // pending to running and takes its devices.
   Status ApplyAdmission(const JobAdmission& admission, int64_t now_ms);

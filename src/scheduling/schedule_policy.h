@@ -6,7 +6,8 @@
 //  - Gangs: a job starts with all its tasks at once or not at all; GPUs are concrete
 //    devices, each admitted task gets `gpus` distinct free indices, lowest first.
 //  - Order (kFairShare): jobs that have waited longer than `max_wait` come first, oldest
-//    first. Then queues take turns: the next job comes from the queue that would be
+//    first, when starting them keeps their queue within its guarantee (or the queue is
+//    guaranteed the whole cluster). Then queues take turns: the next job comes from the queue that would be
 //    furthest below its guarantee with that job started (its dominant share of the
 //    cluster divided by its guaranteed share, lowest first), and within a queue by priority (highest first), then the user with the
 //    smallest dominant share in that queue, then submission time, then id. Shares are
@@ -21,10 +22,12 @@
 //    if it fits now and its estimated run (forever when it has no estimate) delays no
 //    reservation. With backfill off, the first job that does not fit stops the pass
 //    (strict FIFO's head-of-line blocking).
-//  - No starvation: once a job has waited `max_wait`, it is ordered before every job that
-//    has not, and nothing that starts after that delays its reservation; it starts at the
+//  - No starvation, for a job its queue's guarantee holds: once it has waited `max_wait`,
+//    it is ordered before every job that has not, and nothing that starts after that delays its reservation; it starts at the
 //    latest when the jobs running at that moment have ended (their estimates bound it
-//    where they have them) and the aged jobs before it have run.
+//    where they have them) and the aged jobs before it have run. A job that would take its
+//    queue beyond its guarantee runs only on what other queues leave idle: under
+//    sustained overload it has no such bound.
 //  - Preemption (kFairShare, when `preemption` is on): when the first job of a queue that is
 //    below its guarantee cannot start for want of free resources, and starting it would
 //    keep its queue within its guarantee, running jobs of queues above their guarantees
