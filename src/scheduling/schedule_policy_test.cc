@@ -248,6 +248,19 @@ TEST(SchedulePolicy, AQueueBelowItsGuaranteeTakesBackWhatItLentYoungestLowestFir
   EXPECT_TRUE(Schedule(Cluster(config, 8, {In(Job("r", 3, 1), "research", "ann")}, running)).preempt.empty());
 }
 
+TEST(SchedulePolicy, MaxWaitDoesNotLiftAJobThatWouldBorrow) {
+  SchedulingConfig config = Config();
+  config.max_wait_ms = kHour;
+  config.queues = {QueueSpec{"default", 0, 1, {}}, QueueSpec{"research", 0.5, 1, {}}, QueueSpec{"batch", 0.5, 1, {}}};
+  // batch holds its 4 of 8; its old job would borrow 3 more, research's new one stays
+  // within research's 4: research's goes first although batch's waited past max_wait.
+  std::vector<RunningJob> running = {Running("b", 4, 0, "batch", "bob")};
+  ScheduleDecision decision = Schedule(Cluster(
+      config, 8, {In(Job("old-borrower", 3, 2 * kHour), "batch", "bob"), In(Job("new", 3, 1), "research", "ann")}, running));
+  EXPECT_EQ(Admitted(decision), std::vector<std::string>{"new"});
+  EXPECT_EQ(decision.waiting["old-borrower"].find("max_wait"), std::string::npos) << decision.waiting["old-borrower"];
+}
+
 TEST(SchedulePolicy, AnUnknownQueueWaitsWithTheFix) {
   SchedulingConfig config = Config();
   ScheduleDecision decision = Schedule(Cluster(config, 8, {In(Job("a", 1), "gone", "ann")}));
