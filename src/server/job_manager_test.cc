@@ -185,20 +185,46 @@ TEST_F(JobManagerTest, QueuesWhatDoesNotFitAndStartsItWhenResourcesFree) {
   EXPECT_EQ(backend_.started(), (std::vector<std::string>{a + "/1", b + "/1"}));
 }
 
-TEST(JobManagerQueues, JobsWaitInTheirQueueWithAReasonAndImpossibleOnesAreRefused) {
-  std::string home = "/tmp/shoal-queues-home-" + std::to_string(getpid());
-  std::filesystem::create_directories(home);
-  std::ofstream(home + "/queues.yaml") << "queues:\n  research: {guarantee: 50%, max: 50%}\n";
-  TestJobs jobs(home + "/jobs.db", home);
-  ASSERT_TRUE(jobs.started);
-  JobManager& manager = *jobs.manager;
-  auto wait_for = [&](auto condition) {
+// A manager in a home of its own whose queues.yaml holds `queues`, removed at the end.
+class QueuesHome {
+ public:
+  QueuesHome(const std::string& name, const std::string& queues)
+      : home_(MakeHome("/tmp/shoal-" + name + "-home-" + std::to_string(getpid()), queues)), jobs(home_ + "/jobs.db", home_) {}
+  ~QueuesHome() {
+    jobs.manager->Stop();
+    std::filesystem::remove_all(home_);
+  }
+  JobManager& manager() { return *jobs.manager; }
+  const std::string& home() const { return home_; }
+  Json Job(const std::string& id) { return jobs.manager->Get(id, 0, 0).value(); }
+  // Moves the manager's time on until `condition` holds (up to 10 s of real time).
+  template <typename F>
+  bool WaitFor(F condition) {
     for (int i = 0; i < 2000 && !condition(); ++i) {
       jobs.clock.Advance(20);
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
     return condition();
-  };
+  }
+
+ private:
+  static std::string MakeHome(const std::string& home, const std::string& queues) {
+    std::filesystem::create_directories(home);
+    std::ofstream(home + "/queues.yaml") << queues;
+    return home;
+  }
+  std::string home_;
+
+ public:
+  TestJobs jobs;
+};
+
+TEST(JobManagerQueues, JobsWaitInTheirQueueWithAReasonAndImpossibleOnesAreRefused) {
+  QueuesHome queues_home("queues", "queues:\n  research: {guarantee: 50%, max: 50%}\n");
+  ASSERT_TRUE(queues_home.jobs.started);
+  JobManager& manager = queues_home.manager();
+  auto wait_for = [&](auto condition) { return queues_home.WaitFor(condition); };
+  const std::string home = queues_home.home();
   auto in = [](JobSpec spec, const std::string& queue) {
     spec.queue = queue;
     return spec;
@@ -215,7 +241,7 @@ TEST(JobManagerQueues, JobsWaitInTheirQueueWithAReasonAndImpossibleOnesAreRefuse
 
   std::string first = manager.Submit(in(Spec("first", 2, 1), "research")).value();
   std::string second = manager.Submit(in(Spec("second", 1, 1), "research")).value();
-  auto job = [&](const std::string& id) { return manager.Get(id, 0, 0).value(); };
+  auto job = [&](const std::string& id) { return queues_home.Job(id); };
   ASSERT_TRUE(wait_for([&] { return job(first)["state"] == "RUNNING" && job(second)["wait_reason"] != ""; }));
   EXPECT_EQ(job(second)["state"], "QUEUED") << "2 CPUs are free, but research may use only 2 of the 4";
   EXPECT_EQ(job(second)["wait_reason"],
@@ -237,25 +263,15 @@ TEST(JobManagerQueues, JobsWaitInTheirQueueWithAReasonAndImpossibleOnesAreRefuse
   std::ofstream(home + "/queues.yaml") << "queues:\n  research: {guarantee: 50%, max: 100%}\n";
   ASSERT_TRUE(wait_for([&] { return job(second)["state"] == "RUNNING"; }));
   EXPECT_EQ(job(second)["wait_reason"], "");
-  jobs.manager->Stop();
-  std::filesystem::remove_all(home);
 }
 
 TEST(JobManagerQueues, ABorrowingJobIsPreemptedBackToItsQueueWithoutUsingAnAttempt) {
-  std::string home = "/tmp/shoal-preempt-home-" + std::to_string(getpid());
-  std::filesystem::create_directories(home);
-  std::ofstream(home + "/queues.yaml") << "queues:\n  research: {guarantee: 50%}\n  batch: {guarantee: 50%}\n";
-  TestJobs jobs(home + "/jobs.db", home);
-  ASSERT_TRUE(jobs.started);
-  JobManager& manager = *jobs.manager;
-  auto wait_for = [&](auto condition) {
-    for (int i = 0; i < 2000 && !condition(); ++i) {
-      jobs.clock.Advance(20);
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-    return condition();
-  };
-  auto job = [&](const std::string& id) { return manager.Get(id, 0, 0).value(); };
+  QueuesHome queues_home("preempt", "queues:\n  research: {guarantee: 50%}\n  batch: {guarantee: 50%}\n");
+  ASSERT_TRUE(queues_home.jobs.started);
+  JobManager& manager = queues_home.manager();
+  auto wait_for = [&](auto condition) { return queues_home.WaitFor(condition); };
+  TestJobs& jobs = queues_home.jobs;
+  auto job = [&](const std::string& id) { return queues_home.Job(id); };
   JobSpec batch = Spec("batch", 4, 1);  // the whole cluster: borrows research's half
   batch.queue = "batch";
   std::string borrower = manager.Submit(batch).value();
@@ -275,8 +291,6 @@ TEST(JobManagerQueues, ABorrowingJobIsPreemptedBackToItsQueueWithoutUsingAnAttem
   jobs.backend.Finish(owner + "/1", ExitInfo{0, 0});
   ASSERT_TRUE(wait_for([&] { return job(borrower)["state"] == "RUNNING"; }));
   EXPECT_EQ(job(borrower)["attempt"], 2);
-  jobs.manager->Stop();
-  std::filesystem::remove_all(home);
 }
 
 TEST_F(JobManagerTest, RetriesAFailedAttemptUpToMaxAttempts) {
