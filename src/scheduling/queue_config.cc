@@ -3,9 +3,9 @@
 #include <sys/stat.h>
 #include <yaml-cpp/yaml.h>
 
-#include <cerrno>
 #include <cmath>
-#include <cstring>
+#include <cstdio>
+#include <cstdlib>
 
 #include "common/files.h"
 #include "common/log.h"

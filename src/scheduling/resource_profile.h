@@ -38,8 +38,6 @@ class ResourceProfile {
   // free there, so that nothing that runs forever can take what it will need.
   void ReserveWhatIsLeftAtTheEnd(const Resources& need);
 
-  int64_t now_ms() const { return steps_.front().at_ms; }
-
  private:
   struct Step {
     int64_t at_ms;   // free from here until the next step

@@ -24,19 +24,18 @@ double DominantShare(const Resources& used, const Resources& capacity) {
   return share;
 }
 
-namespace {
-
-Resources Scaled(const Resources& r, double factor) {
-  return Resources{r.cpus * factor, static_cast<int64_t>(static_cast<double>(r.memory_bytes) * factor),
-                   static_cast<int>(static_cast<double>(r.gpus) * factor + 1e-9)};
+Resources ShareOf(const Resources& capacity, double share) {
+  return Resources{capacity.cpus * share, static_cast<int64_t>(static_cast<double>(capacity.memory_bytes) * share),
+                   static_cast<int>(static_cast<double>(capacity.gpus) * share + 1e-9)};
 }
 
-// True when `limit` (0 = unlimited, per component) holds `used` + `need`.
 bool WithinLimit(const Resources& limit, const Resources& used, const Resources& need) {
   return (limit.cpus <= 0 || used.cpus + need.cpus <= limit.cpus + 1e-9) &&
          (limit.memory_bytes <= 0 || used.memory_bytes + need.memory_bytes <= limit.memory_bytes) &&
          (limit.gpus <= 0 || used.gpus + need.gpus <= limit.gpus);
 }
+
+namespace {
 
 Resources TotalOf(const PendingJob& job) {
   Resources total;
@@ -103,7 +102,7 @@ class Pass {
     const QueueSpec* queue = config_.FindQueue(job.queue);
     if (!queue) return false;
     return queue->guarantee >= 1 - 1e-9 ||
-           WithinLimit(Scaled(in_.cluster.capacity, queue->guarantee), queue_used_[job.queue], TotalOf(job));
+           WithinLimit(ShareOf(in_.cluster.capacity, queue->guarantee), queue_used_[job.queue], TotalOf(job));
   }
 
   // Queues take turns (the one furthest below its guarantee next); inside a queue, the
@@ -185,7 +184,7 @@ class Pass {
       return;
     }
     Resources& queue_used = queue_used_[job.queue];
-    if (queue->max < 1 && !WithinLimit(Scaled(in_.cluster.capacity, queue->max), queue_used, need)) {
+    if (queue->max < 1 && !WithinLimit(ShareOf(in_.cluster.capacity, queue->max), queue_used, need)) {
       queue_stopped_[job.queue] = job.id;
       Wait(job, Explain([&] { return wait_reasons::OverQueueMax(*queue, queue_used, in_.cluster.capacity, need); }));
       return;
@@ -197,7 +196,7 @@ class Pass {
     }
     if (config_.order == OrderPolicy::kFairShare && !starved_queues_.count(job.queue)) {
       starved_queues_.insert(job.queue);  // only a queue's first job that lacks room may take it back
-      if (WithinLimit(Scaled(in_.cluster.capacity, queue->guarantee), queue_used, need)) starved_.emplace_back(&job, need);
+      if (WithinLimit(ShareOf(in_.cluster.capacity, queue->guarantee), queue_used, need)) starved_.emplace_back(&job, need);
     }
     if (!config_.backfill) {
       head_of_line_ = job.id;

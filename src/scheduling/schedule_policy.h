@@ -137,5 +137,9 @@ ScheduleDecision Schedule(const ScheduleInput& input);
 
 // A job's dominant share: its largest fraction of the capacity over CPUs, memory, GPUs.
 double DominantShare(const Resources& used, const Resources& capacity);
+// `share` (0..1) of each of the capacity's resources (GPUs rounded down).
+Resources ShareOf(const Resources& capacity, double share);
+// True when `limit` (a component of 0: no limit on it) holds `used` + `need`.
+bool WithinLimit(const Resources& limit, const Resources& used, const Resources& need);
 
 }  // namespace shoal

@@ -39,6 +39,10 @@ int CountedAttempts(const JobRecord& job) {
                                         [](const AttemptRecord& a) { return a.state != AttemptState::kPreempted; }));
 }
 
+Json ResourcesJson(const Resources& r) {
+  return Json{{"cpus", r.cpus}, {"memory_bytes", r.memory_bytes}, {"gpus", r.gpus}};
+}
+
 // How long the policy may assume the job runs: its estimate, else its time limit; 0 when
 // it said neither.
 int64_t EstimateOf(const JobSpec& spec) { return spec.estimate_ms > 0 ? spec.estimate_ms : spec.timeouts.job_ms; }
@@ -264,15 +268,13 @@ Status JobManager::CheckQueue(const JobSpec& spec) {
   }
   Resources need = spec.TotalResources();
   Resources capacity = backend_.Capacity().total;
-  Resources most{capacity.cpus * queue->max, static_cast<int64_t>(static_cast<double>(capacity.memory_bytes) * queue->max),
-                 static_cast<int>(capacity.gpus * queue->max + 1e-9)};
-  if (queue->max < 1 && !most.Fits(need)) {
+  Resources most = ShareOf(capacity, queue->max);
+  if (queue->max < 1 && !WithinLimit(most, Resources{}, need)) {
     return InvalidArgument("queue: the job needs " + need.ToString() + ", more than queue " + queue->name +
                            " may ever use (" + most.ToString() + ", its max); submit it to a larger queue or ask less");
   }
   const Resources& limit = queue->user_limit;
-  if ((limit.cpus > 0 && need.cpus > limit.cpus + 1e-9) || (limit.memory_bytes > 0 && need.memory_bytes > limit.memory_bytes) ||
-      (limit.gpus > 0 && need.gpus > limit.gpus)) {
+  if (!WithinLimit(limit, Resources{}, need)) {
     return InvalidArgument("queue: the job needs " + need.ToString() + ", more than queue " + queue->name +
                            " allows one user (" + limit.ToString() + ", 0 meaning no limit); ask less or use another queue");
   }
@@ -293,24 +295,21 @@ Json JobManager::Queues() {
   }
   std::map<std::string, std::vector<std::string>> waiting;
   for (const std::string& id : queue_) waiting[live_.at(id).spec.queue].push_back(id);
-  auto resources = [](const Resources& r) {
-    return Json{{"cpus", r.cpus}, {"memory_bytes", r.memory_bytes}, {"gpus", r.gpus}};
-  };
   Json queues = Json::array();
   for (const QueueSpec& queue : config.queues) {
     double share = DominantShare(used[queue.name], capacity);
     queues.push_back(Json{{"name", queue.name},
                           {"guarantee", queue.guarantee},
                           {"max", queue.max},
-                          {"user_limit", resources(queue.user_limit)},
-                          {"used", resources(used[queue.name])},
+                          {"user_limit", ResourcesJson(queue.user_limit)},
+                          {"used", ResourcesJson(used[queue.name])},
                           {"share", share},
                           {"borrowing", share > queue.guarantee + 1e-9},
                           {"running", running[queue.name]},
                           {"waiting", waiting[queue.name]}});
   }
   return Json{{"queues", queues},
-              {"capacity", resources(capacity)},
+              {"capacity", ResourcesJson(capacity)},
               {"max_wait_ms", config.max_wait_ms},
               {"file", queues_.path()},
               {"error", queues_.error()}};
@@ -394,10 +393,6 @@ Result<Json> JobManager::List(const JobFilter& filter) {
 }
 
 namespace {
-
-Json ResourcesJson(const Resources& r) {
-  return Json{{"cpus", r.cpus}, {"memory_bytes", r.memory_bytes}, {"gpus", r.gpus}};
-}
 
 // The nodes for the API; where the cluster does not say what is allocated (one local
 // machine), it is what admission has handed out.
@@ -588,7 +583,9 @@ void JobManager::EndAttempt(JobRecord& job, const ExitInfo& am_exit, const std::
                             const std::vector<std::string>& failed_hosts) {
   AttemptRecord& attempt = job.attempts.back();
   bool reported_end = attempt.final_reported && IsFinal(attempt.state);
-  const bool preempted = !job.preempt_reason.empty() && !job.kill_requested;
+  // A preemption that came after the attempt had already succeeded changes nothing.
+  const bool preempted = !job.preempt_reason.empty() && !job.kill_requested &&
+                         !(reported_end && attempt.state == AttemptState::kSucceeded);
   if (preempted) {
     attempt.state = AttemptState::kPreempted;
     attempt.message = "preempted: " + job.preempt_reason;
