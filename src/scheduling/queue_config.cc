@@ -80,6 +80,15 @@ class QueueConfigReader {
     return percent / 100;
   }
 
+  // Only YAML's plain `true` and `false`: yes/no/on/off read as booleans to some tools and
+  // as strings to others, so they are refused rather than guessed.
+  Result<bool> Flag(const YAML::Node& node, const std::string& what, const std::string& key) const {
+    std::string text = node.IsScalar() ? node.Scalar() : "";
+    if (text == "true") return true;
+    if (text == "false") return false;
+    return Fail(Line(node), what + " must be true or false (got `" + text + "`)", "e.g. " + key + ": true");
+  }
+
   Result<Resources> Limit(const YAML::Node& node, const std::string& queue) const {
     std::string what = "queues." + queue + ".user_limit";
     if (!node.IsMap()) return Fail(Line(node), what + " must be a mapping", "e.g. user_limit: {cpus: 8, memory: 32G, gpus: 2}");
@@ -125,9 +134,11 @@ class QueueConfigReader {
         has_max = true;
       } else if (key == "user_limit") {
         ASSIGN_OR_RETURN(queue.user_limit, Limit(entry.second, queue.name));
+      } else if (key == "preempt_lower_priority") {
+        ASSIGN_OR_RETURN(queue.preempt_lower_priority, Flag(entry.second, what, key));
       } else {
         return Fail(Line(entry.first), "queues." + queue.name + " has an unknown field `" + key + "`",
-                    "the fields are guarantee, max and user_limit");
+                    "the fields are guarantee, max, user_limit and preempt_lower_priority");
       }
     }
     if (!has_max) queue.max = 1;

@@ -7,6 +7,7 @@
 //       guarantee: 40%        # of the cluster's CPUs, memory and GPUs
 //       max: 80%              # what it may borrow up to (default 100%)
 //       user_limit: {cpus: 8, memory: 32G, gpus: 2}
+//       preempt_lower_priority: true   # its jobs may preempt its lower-priority ones (default false)
 //     prod:
 //       guarantee: 60%
 //
@@ -16,7 +17,8 @@
 //    listed guarantees leave (never below 0%) and a max of 100%.
 //  - Every problem is refused with the file, line and fix: unknown fields, a name that is
 //    not [a-z0-9_-]{1,32}, a share that is not "N%" within 0..100, a max below the
-//    guarantee, guarantees summing past 100%, a limit that is not a size or count.
+//    guarantee, guarantees summing past 100%, a limit that is not a size or count,
+//    a preempt_lower_priority that is not `true` or `false`.
 //  - QueueConfigFile::Refresh re-reads the file when its modification time or size
 //    changed; a file that no longer parses keeps the previous configuration and the
 //    error is kept for the API and logged once.

@@ -34,6 +34,22 @@ TEST(QueueConfig, ReadsQueuesAndGivesDefaultWhatIsLeft) {
   EXPECT_EQ(empty->queues[0].name, "default");
 }
 
+TEST(QueueConfig, ReadsPreemptLowerPriorityTrueOrFalseAndDefaultsToFalse) {
+  auto config = ParseQueueConfig(
+      "queues:\n"
+      "  research: {guarantee: 40%, preempt_lower_priority: true}\n"
+      "  prod:\n"
+      "    preempt_lower_priority: false\n"
+      "  batch: {guarantee: 10%}\n",
+      "queues.yaml");
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  EXPECT_TRUE(config->FindQueue("research")->preempt_lower_priority);
+  EXPECT_FALSE(config->FindQueue("prod")->preempt_lower_priority);
+  EXPECT_FALSE(config->FindQueue("batch")->preempt_lower_priority);
+  EXPECT_FALSE(config->FindQueue("default")->preempt_lower_priority);
+  EXPECT_FALSE(DefaultSchedulingConfig().FindQueue("default")->preempt_lower_priority);
+}
+
 TEST(QueueConfig, RefusesEachProblemWithItsLineAndFix) {
   struct Case {
     std::string text, expected;
@@ -51,6 +67,13 @@ TEST(QueueConfig, RefusesEachProblemWithItsLineAndFix) {
       {"queue: {}\n", "queues.yaml:1: has an unknown field `queue`; the fields are max_wait and queues"},
       {"queues: [a, b]\n", "queues must map each queue's name to its settings"},
       {"queues: {a: {max: 0%}}\n", "queues.a.max is 0%"},
+      {"queues:\n  a:\n    guarantee: 10%\n    preempt_lower_priority: yes\n",
+       "queues.yaml:4: queues.a.preempt_lower_priority must be true or false (got `yes`); e.g. preempt_lower_priority: true"},
+      {"queues:\n  a: {preempt_lower_priority: [true]}\n",
+       "queues.yaml:2: queues.a.preempt_lower_priority must be true or false (got ``)"},
+      {"queues:\n  a: {preempt_lower_priorities: true}\n",
+       "queues.a has an unknown field `preempt_lower_priorities`; the fields are guarantee, max, user_limit and "
+       "preempt_lower_priority"},
       {"queues: {a: [\n", "queues.yaml:2: is not YAML"},
       {"- 1\n", "must be a mapping with max_wait and queues"},
   };

@@ -49,6 +49,14 @@ bool SubmittedBefore(const PendingJob* a, const PendingJob* b) {
 
 // One scheduling pass: considers the pending jobs one at a time in the policy's order.
 class Pass {
+  // A queue's first job that lacks room: the one that may preempt for it.
+  struct Head {
+    const PendingJob* job;
+    const QueueSpec* queue;
+    Resources need;
+    bool within_guarantee;  // starting it keeps its queue within its guarantee
+  };
+
  public:
   explicit Pass(const ScheduleInput& input)
       : in_(input), config_(*input.config), free_(input.cluster.free), free_gpus_(input.cluster.free_gpus),
@@ -79,7 +87,7 @@ class Pass {
     }
     ConsiderFairShare(fresh);
     if (config_.preemption) {
-      for (const auto& [job, need] : starved_) Preempt(*job, need);
+      for (const Head& head : heads_) PreemptFor(head);
     }
     return std::move(decision_);
   }
@@ -195,8 +203,8 @@ class Pass {
       return;
     }
     if (config_.order == OrderPolicy::kFairShare && !starved_queues_.count(job.queue)) {
-      starved_queues_.insert(job.queue);  // only a queue's first job that lacks room may take it back
-      if (WithinLimit(ShareOf(in_.cluster.capacity, queue->guarantee), queue_used, need)) starved_.emplace_back(&job, need);
+      starved_queues_.insert(job.queue);  // only a queue's first job that lacks room may preempt
+      heads_.push_back(Head{&job, queue, need, WithinLimit(ShareOf(in_.cluster.capacity, queue->guarantee), queue_used, need)});
     }
     if (!config_.backfill) {
       head_of_line_ = job.id;
@@ -233,45 +241,97 @@ class Pass {
     if (first_reserved_.empty()) first_reserved_ = job.id;
   }
 
-  // Chooses borrowers' running jobs to stop so that `job` (of a queue below its guarantee)
-  // can start; none when they could not make room together.
-  void Preempt(const PendingJob& job, const Resources& need) {
+  // Makes room for a queue's first job that lacks it: first by taking back what other
+  // queues borrowed (when the job keeps its queue within its guarantee), else, where its
+  // queue allows it, from its queue's jobs of lower priority.
+  void PreemptFor(const Head& head) {
+    if (RoomOnItsWay().Fits(head.need)) return;  // what is already on its way back is enough
+    if (head.within_guarantee && TakeBackFromBorrowers(*head.job, head.need)) return;
+    if (head.queue->preempt_lower_priority) PreemptLowerPriorities(*head.job, head.need);
+  }
+
+  // What is free plus what jobs already being preempted will give back.
+  Resources RoomOnItsWay() const {
     Resources room = free_;
     for (const RunningJob& running : in_.running) {
       if (running.preempting) room += running.total;
     }
-    if (room.Fits(need)) return;  // what is already on its way back is enough
+    return room;
+  }
+
+  // Running jobs of queues above their guarantees; a queue gives up jobs only while it
+  // stays above its guarantee. True when they make room for `job`.
+  bool TakeBackFromBorrowers(const PendingJob& job, const Resources& need) {
+    std::map<std::string, Resources> used = queue_used_;
+    auto take_if_borrowing = [&](const RunningJob& running) {
+      if (running.queue == job.queue) return false;
+      const QueueSpec* queue = config_.FindQueue(running.queue);
+      double guarantee = queue ? queue->guarantee : 0;
+      if (DominantShare(used[running.queue], in_.cluster.capacity) <= guarantee + 1e-9) return false;  // not borrowing
+      used[running.queue] -= running.total;
+      return true;
+    };
+    std::vector<const RunningJob*> victims = VictimsToMakeRoom(need, take_if_borrowing);
+    auto reason = [&](const RunningJob& victim) {
+      return job.id + " of queue " + job.queue + ", which is below its guarantee, needs its resources; queue " +
+             victim.queue + " was using more than its guarantee";
+    };
+    Choose(job, victims, reason, "borrowed from queues above their guarantees");
+    return !victims.empty();
+  }
+
+  // Running jobs of the job's own queue with a strictly lower priority than it.
+  void PreemptLowerPriorities(const PendingJob& job, const Resources& need) {
+    auto lower_in_same_queue = [&](const RunningJob& running) {
+      return running.queue == job.queue && running.priority < job.priority;
+    };
+    std::vector<const RunningJob*> victims = VictimsToMakeRoom(need, lower_in_same_queue);
+    auto reason = [&](const RunningJob&) {
+      return "for " + job.id + " (priority " + std::to_string(job.priority) + ") in queue " + job.queue +
+             ", which allows preempting lower priorities";
+    };
+    Choose(job, victims, reason, "lower priorities in queue " + job.queue);
+  }
+
+  // Running jobs that `take` accepts, asked in the order they would be stopped (lowest
+  // priority first, then the youngest), until they and the room on its way fit `need`;
+  // none when all of them would not. Jobs being preempted or already chosen are not asked.
+  template <typename Take>
+  std::vector<const RunningJob*> VictimsToMakeRoom(const Resources& need, Take take) const {
     std::vector<const RunningJob*> candidates;
     for (const RunningJob& running : in_.running) {
-      if (!running.preempting && !chosen_.count(running.id) && running.queue != job.queue) candidates.push_back(&running);
+      if (!running.preempting && !chosen_.count(running.id)) candidates.push_back(&running);
     }
     std::sort(candidates.begin(), candidates.end(), [](const RunningJob* a, const RunningJob* b) {
       return std::make_tuple(a->priority, -a->started_ms, a->id) < std::make_tuple(b->priority, -b->started_ms, b->id);
     });
-    std::map<std::string, Resources> used = queue_used_;
+    Resources room = RoomOnItsWay();
     std::vector<const RunningJob*> victims;
     for (const RunningJob* candidate : candidates) {
       if (room.Fits(need)) break;
-      const QueueSpec* queue = config_.FindQueue(candidate->queue);
-      double guarantee = queue ? queue->guarantee : 0;
-      if (DominantShare(used[candidate->queue], in_.cluster.capacity) <= guarantee + 1e-9) continue;  // not borrowing
-      used[candidate->queue] -= candidate->total;
+      if (!take(*candidate)) continue;
       room += candidate->total;
       victims.push_back(candidate);
     }
-    if (!room.Fits(need)) return;
-    queue_used_ = used;
+    if (!room.Fits(need)) victims.clear();
+    return victims;
+  }
+
+  // Records the preemptions, each with `reason(victim)`, and tells the job's waiting
+  // reason which jobs make room for it and why they may (`whose`).
+  template <typename Reason>
+  void Choose(const PendingJob& job, const std::vector<const RunningJob*>& victims, Reason reason,
+              const std::string& whose) {
+    if (victims.empty()) return;
     std::string victims_text;
     for (const RunningJob* victim : victims) {
       chosen_.insert(victim->id);
-      decision_.preempt.push_back(Preemption{victim->id, job.id,
-                                             job.id + " of queue " + job.queue + ", which is below its guarantee, needs its "
-                                             "resources; queue " + victim->queue + " was using more than its guarantee"});
+      queue_used_[victim->queue] -= victim->total;
+      decision_.preempt.push_back(Preemption{victim->id, job.id, reason(*victim)});
       victims_text += (victims_text.empty() ? "" : ", ") + victim->id;
     }
-    if (in_.explain && !victims.empty()) {
-      decision_.waiting[job.id] = "preempting " + victims_text + " (borrowed from queues above their guarantees) to make room; " +
-                                  decision_.waiting[job.id];
+    if (in_.explain) {
+      decision_.waiting[job.id] = "preempting " + victims_text + " (" + whose + ") to make room; " + decision_.waiting[job.id];
     }
   }
 
@@ -328,7 +388,7 @@ class Pass {
   std::map<std::string, std::pair<int, std::string>> waiting_in_queue_;  // how many wait, the first
   std::set<std::string> aged_;
   std::set<std::string> starved_queues_;                                // queues whose first job lacks room
-  std::vector<std::pair<const PendingJob*, Resources>> starved_;        // those jobs, if within their guarantee
+  std::vector<Head> heads_;                                             // those jobs, in the order considered
   std::set<std::string> chosen_;                                        // running jobs chosen for preemption
   std::string head_of_line_;    // strict FIFO: the job that stopped the pass
   std::string first_reserved_;  // backfill: the first job given a reservation

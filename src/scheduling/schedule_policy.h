@@ -35,6 +35,12 @@
 //    only as many as the job needs; a queue gives up jobs only while it is above its
 //    guarantee. Nothing is chosen when all the borrowers' jobs together would not make
 //    room. Jobs already being preempted count as room on their way.
+//  - Preemption by priority (kFairShare, when `preemption` is on and the queue has
+//    `preempt_lower_priority`): when a queue's first job that lacks room (in the queue's
+//    order) still lacks it after the rule above, running jobs of the same queue with a
+//    strictly lower priority than that job are chosen: lowest priority first, then the
+//    youngest, only as many as it needs, none already being preempted. Nothing is chosen
+//    when all of them together with what is free would not make room. Off by default.
 //  - Every queued job that does not start gets a reason, in words a user reads in
 //    `shoal status` ("needs 4 CPUs, 1.5 free; 2nd in queue research behind job-41").
 // Thread-safety: pure functions.
@@ -59,6 +65,8 @@ struct QueueSpec {
   double max = 1;        // guarantee..1: what it may borrow up to
   // Per user inside the queue; a component of 0 means no limit on it.
   Resources user_limit;
+  // Its first job that lacks room may preempt its running jobs of lower priority.
+  bool preempt_lower_priority = false;
 };
 
 enum class OrderPolicy { kFairShare, kFifo };
@@ -67,7 +75,7 @@ struct SchedulingConfig {
   std::vector<QueueSpec> queues;  // always holds "default"
   OrderPolicy order = OrderPolicy::kFairShare;
   bool backfill = true;
-  bool preemption = true;  // take lent capacity back from borrowing queues (kFairShare only)
+  bool preemption = true;  // take lent capacity back; preempt by priority where a queue allows (kFairShare only)
   int64_t max_wait_ms = 3600 * 1000;  // the starvation bound's start: see the contract
   int max_reservations = 64;
 
@@ -121,7 +129,9 @@ struct JobAdmission {
 struct Preemption {
   std::string job_id;   // the running job to stop
   std::string for_job;  // the queued job that needs its resources
-  std::string reason;   // "job-7 of queue research, which is below its guarantee, needs its resources"
+  // "job-7 of queue research, which is below its guarantee, needs its resources; ...", or
+  // "for job-7 (priority 100) in queue research, which allows preempting lower priorities"
+  std::string reason;
 };
 
 struct ScheduleDecision {

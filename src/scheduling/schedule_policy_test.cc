@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "scheduling/resource_profile.h"
 
 namespace shoal {
@@ -41,6 +43,13 @@ RunningJob Running(const std::string& id, double cpus, int64_t ends_in = 0, cons
   return job;
 }
 
+// `job`, started `started_ago` before now, at `priority`.
+RunningJob Started(RunningJob job, int64_t started_ago, int priority = 0) {
+  job.started_ms = kNow - started_ago;
+  job.priority = priority;
+  return job;
+}
+
 SchedulingConfig Config(OrderPolicy order = OrderPolicy::kFairShare, bool backfill = true) {
   SchedulingConfig config;
   config.queues = {QueueSpec{"default", 1, 1, {}}};
@@ -67,6 +76,12 @@ ScheduleInput Cluster(const SchedulingConfig& config, double cpus, std::vector<P
 std::vector<std::string> Admitted(const ScheduleDecision& decision) {
   std::vector<std::string> ids;
   for (const auto& a : decision.admit) ids.push_back(a.job_id);
+  return ids;
+}
+
+std::vector<std::string> Preempted(const ScheduleDecision& decision) {
+  std::vector<std::string> ids;
+  for (const Preemption& p : decision.preempt) ids.push_back(p.job_id);
   return ids;
 }
 
@@ -217,10 +232,7 @@ TEST(SchedulePolicy, AQueueBelowItsGuaranteeTakesBackWhatItLentYoungestLowestFir
   config.queues = {QueueSpec{"default", 0, 1, {}}, QueueSpec{"research", 0.5, 1, {}}, QueueSpec{"batch", 0.5, 1, {}}};
   // batch borrows: it runs 8 of 8 CPUs; research, guaranteed 4, wants 3.
   auto batch_job = [](const std::string& id, double cpus, int64_t started_ago, int priority = 0) {
-    RunningJob job = Running(id, cpus, 0, "batch", "bob");
-    job.started_ms = kNow - started_ago;
-    job.priority = priority;
-    return job;
+    return Started(Running(id, cpus, 0, "batch", "bob"), started_ago, priority);
   };
   std::vector<RunningJob> running = {batch_job("old", 2, 3 * kHour), batch_job("young", 2, kHour),
                                      batch_job("important", 2, 10 * kMinute, 5), batch_job("newest", 2, kMinute)};
@@ -246,6 +258,94 @@ TEST(SchedulePolicy, AQueueBelowItsGuaranteeTakesBackWhatItLentYoungestLowestFir
   // And never when preemption is off.
   config.preemption = false;
   EXPECT_TRUE(Schedule(Cluster(config, 8, {In(Job("r", 3, 1), "research", "ann")}, running)).preempt.empty());
+}
+
+// One queue, research, with the whole cluster; its running jobs, by priority and age.
+std::vector<RunningJob> ResearchRunning() {
+  auto research_job = [](const std::string& id, int64_t started_ago, int priority) {
+    return Started(Running(id, 2, 0, "research", "bob"), started_ago, priority);
+  };
+  return {research_job("low-old", 3 * kHour, 0), research_job("low-young", kHour, 0),
+          research_job("mid", 10 * kMinute, 50), research_job("high", kMinute, 100)};
+}
+
+TEST(SchedulePolicy, AQueueThatAllowsItPreemptsItsLowerPrioritiesYoungestLowestFirst) {
+  SchedulingConfig config = Config();
+  config.queues = {QueueSpec{"default", 0, 1, {}}, QueueSpec{"research", 1, 1, {}, true}};
+  struct Case {
+    std::string name;
+    double cluster_cpus;  // research's jobs hold 8
+    double head_cpus;
+    int head_priority;
+    std::vector<std::string> already_preempting;
+    std::vector<std::string> expected;
+  } cases[] = {
+      {"the youngest of the lowest", 8, 2, 100, {}, {"low-young"}},
+      {"then the older of the lowest", 8, 4, 100, {}, {"low-young", "low-old"}},
+      {"then the next priority up", 8, 6, 100, {}, {"low-young", "low-old", "mid"}},
+      {"what is free counts", 9, 3, 100, {}, {"low-young"}},
+      {"never an equal priority: all lower ones free 6 of 8", 8, 8, 100, {}, {}},
+      {"never an equal or higher priority", 8, 6, 50, {}, {}},
+      {"only strictly lower ones", 8, 4, 50, {}, {"low-young", "low-old"}},
+      {"nothing lower at all", 8, 2, 0, {}, {}},
+      {"what is on its way back is enough", 8, 2, 100, {"low-young"}, {}},
+      {"a job being preempted is not chosen again", 8, 4, 100, {"low-young"}, {"low-old"}},
+      {"and its room counts", 8, 6, 100, {"low-young"}, {"low-old", "mid"}},
+  };
+  for (const auto& c : cases) {
+    std::vector<RunningJob> running = ResearchRunning();
+    for (RunningJob& job : running) {
+      job.preempting = std::ranges::find(c.already_preempting, job.id) != c.already_preempting.end();
+    }
+    ScheduleDecision decision =
+        Schedule(Cluster(config, c.cluster_cpus, {In(Job("job-7", c.head_cpus, 1), "research", "ann", c.head_priority)}, running));
+    EXPECT_TRUE(decision.admit.empty()) << c.name;
+    EXPECT_EQ(Preempted(decision), c.expected) << c.name;
+  }
+
+  // Each preemption says for which job and why; the job's reason says what makes room.
+  ScheduleDecision decision = Schedule(Cluster(
+      config, 8, {In(Job("job-7", 2, 2), "research", "ann", 100), In(Job("job-8", 2, 1), "research", "ann", 90)},
+      ResearchRunning()));
+  ASSERT_EQ(Preempted(decision), std::vector<std::string>{"low-young"}) << "only the queue's first job preempts";
+  EXPECT_EQ(decision.preempt[0].for_job, "job-7");
+  EXPECT_EQ(decision.preempt[0].reason,
+            "for job-7 (priority 100) in queue research, which allows preempting lower priorities");
+  EXPECT_EQ(decision.waiting["job-7"].rfind("preempting low-young (lower priorities in queue research) to make room; ", 0), 0u)
+      << decision.waiting["job-7"];
+}
+
+TEST(SchedulePolicy, AQueueThatDoesNotAllowItNeverPreemptsItsOwnJobs) {
+  SchedulingConfig config = Config();
+  config.queues = {QueueSpec{"default", 0, 1, {}}, QueueSpec{"research", 1, 1, {}}};
+  PendingJob head = In(Job("job-7", 2, 1), "research", "ann", 100);
+  EXPECT_TRUE(Schedule(Cluster(config, 8, {head}, ResearchRunning())).preempt.empty()) << "not allowed by the queue";
+  config.queues[1].preempt_lower_priority = true;
+  config.preemption = false;
+  EXPECT_TRUE(Schedule(Cluster(config, 8, {head}, ResearchRunning())).preempt.empty()) << "preemption off";
+  config.preemption = true;
+  config.order = OrderPolicy::kFifo;
+  EXPECT_TRUE(Schedule(Cluster(config, 8, {head}, ResearchRunning())).preempt.empty()) << "FIFO";
+}
+
+TEST(SchedulePolicy, PreemptionByPriorityComesAfterTakingBackWhatWasLent) {
+  SchedulingConfig config = Config();
+  config.queues = {QueueSpec{"default", 0, 1, {}}, QueueSpec{"research", 0.5, 1, {}, true},
+                   QueueSpec{"batch", 0.5, 1, {}}};
+  auto job = [](const std::string& id, const std::string& queue, int64_t started_ago) {
+    return Started(Running(id, 2, 0, queue, "bob"), started_ago);
+  };
+  PendingJob head = In(Job("job-7", 2, 1), "research", "ann", 100);
+  // research uses 2 of its 4, batch borrows 2: research takes its own back from batch.
+  ScheduleDecision decision = Schedule(Cluster(
+      config, 8, {head}, {job("r1", "research", kMinute), job("b1", "batch", 3 * kHour), job("b2", "batch", 2 * kHour),
+                          job("b3", "batch", kHour)}));
+  EXPECT_EQ(Preempted(decision), std::vector<std::string>{"b3"});
+  // research uses its 4 and batch its 4: research's own lower priority gives way.
+  decision = Schedule(Cluster(config, 8, {head},
+                              {job("r1", "research", 2 * kHour), job("r2", "research", kMinute), job("b1", "batch", kHour),
+                               job("b2", "batch", kMinute)}));
+  EXPECT_EQ(Preempted(decision), std::vector<std::string>{"r2"});
 }
 
 TEST(SchedulePolicy, MaxWaitDoesNotLiftAJobThatWouldBorrow) {
