@@ -13,6 +13,7 @@
 
 #include "common/clock.h"
 #include "common/files.h"
+#include "data/scratch_folder.h"
 #include "storage/mem/mem_storage.h"
 
 namespace shoal::data {
@@ -60,22 +61,6 @@ TEST(OutputCommitTest, AKilledUploadLeavesNoMarker) {
 }
 
 // A local output folder for one test, removed at its end.
-class OutputFolder {
- public:
-  explicit OutputFolder(const std::string& name)
-      : path_(std::filesystem::temp_directory_path() / ("shoal-" + name + "-" + std::to_string(::getpid()))) {
-    std::filesystem::remove_all(path_);
-    EXPECT_TRUE(MakeDirectories(path_).ok());
-  }
-  ~OutputFolder() { std::filesystem::remove_all(path_); }
-  const std::string& path() const { return path_; }
-  void Write(const std::string& rel, const std::string& text) const {
-    ASSERT_TRUE(WriteFileAtomic(path_ + "/" + rel, text).ok());
-  }
-
- private:
-  std::string path_;
-};
 
 std::vector<std::string> KeysUnder(const std::string& prefix) {
   std::vector<std::string> keys;
@@ -97,7 +82,7 @@ TEST(OutputCommitTest, ACommitReplacesWhatAnEarlierAttemptLeftInItsDestination) 
     ASSERT_TRUE(mem.PutString(std::string("mem://retry/") + key, "attempt 1").ok());
   }
   ASSERT_TRUE(mem.PutString("mem://retry/out/worker-1/_SUCCESS", "model.bin\nstale.txt\nsub/old.bin\n").ok());
-  OutputFolder local("commit-retry");
+  ScratchFolder local("commit-retry");
   local.Write("model.bin", "attempt 2");
   ASSERT_TRUE(CommitFolder(local.path(), "mem://retry/out/worker-1", "worker-1").ok());
   EXPECT_EQ(KeysUnder("retry/"), (std::vector<std::string>{"retry/out/worker-1/_SUCCESS", "retry/out/worker-1/model.bin",
@@ -110,14 +95,14 @@ TEST(OutputCommitTest, ACommitReplacesWhatAnEarlierAttemptLeftInItsDestination) 
 }
 
 TEST(OutputCommitTest, ACommitIntoAFolderReplacesAnEarlierAttemptsFiles) {
-  OutputFolder dest("commit-dest");
+  ScratchFolder dest("commit-dest");
   ASSERT_TRUE(MakeDirectories(dest.path() + "/worker-0/_temporary/worker-0").ok());
   // Attempt 1 was stopped after copying stale.txt into place, before its _SUCCESS: its
   // listing under _temporary/ names what it put there.
   ASSERT_TRUE(WriteFileAtomic(dest.path() + "/worker-0/stale.txt", "attempt 1").ok());
   ASSERT_TRUE(WriteFileAtomic(dest.path() + "/worker-0/_temporary/committing-worker-0", "stale.txt\n").ok());
   ASSERT_TRUE(WriteFileAtomic(dest.path() + "/worker-0/_temporary/worker-0/big.bin.part", "killed").ok());
-  OutputFolder local("commit-src");
+  ScratchFolder local("commit-src");
   local.Write("model.bin", "attempt 2");
   ASSERT_TRUE(CommitFolder(local.path(), dest.path() + "/worker-0", "worker-0").ok());
   std::vector<std::string> left;
@@ -130,12 +115,12 @@ TEST(OutputCommitTest, ACommitIntoAFolderReplacesAnEarlierAttemptsFiles) {
 }
 
 TEST(OutputCommitTest, NothingIsDeletedThroughASymlinkedFolderOfTheDestination) {
-  OutputFolder elsewhere("commit-elsewhere");
+  ScratchFolder elsewhere("commit-elsewhere");
   elsewhere.Write("precious.bin", "keep");
-  OutputFolder dest("commit-linked");
+  ScratchFolder dest("commit-linked");
   ASSERT_TRUE(MakeDirectories(dest.path() + "/worker-0").ok());
   std::filesystem::create_directory_symlink(elsewhere.path(), dest.path() + "/worker-0/data");
-  OutputFolder local("commit-linked-src");
+  ScratchFolder local("commit-linked-src");
   local.Write("model.bin", "m");
   ASSERT_TRUE(CommitFolder(local.path(), dest.path() + "/worker-0", "worker-0").ok());
   EXPECT_EQ(ReadFile(elsewhere.path() + "/precious.bin").value(), "keep");
@@ -151,7 +136,7 @@ TEST(OutputCommitTest, ACommitSweepsTheTemporaryCopiesAndUploadsOfAKilledAttempt
   ASSERT_TRUE(mem.PutString("mem://sweep/out/_temporary/worker-0-20260101-000000/m.bin", "x").ok());
   mem.StartUpload("mem://sweep/out/_temporary/worker-0/shard-2.bin");
   mem.StartUpload("mem://sweep/other/_temporary/worker-0/keep.bin");
-  OutputFolder local("commit-sweep");
+  ScratchFolder local("commit-sweep");
   local.Write("model.bin", "m");
   ASSERT_TRUE(CommitFolder(local.path(), "mem://sweep/out", "worker-0").ok());
   EXPECT_EQ(KeysUnder("sweep/"), (std::vector<std::string>{"sweep/out/_SUCCESS", "sweep/out/model.bin"}));
@@ -162,7 +147,7 @@ TEST(OutputCommitTest, ACommitSweepsTheTemporaryCopiesAndUploadsOfAKilledAttempt
 TEST(OutputCommitTest, AStoppedCommitRemovesItsTemporaryCopies) {
   auto& mem = storage::MemStorage::Shared();
   mem.CreateBucket("stopped");
-  OutputFolder local("commit-stopped");
+  ScratchFolder local("commit-stopped");
   for (int i = 0; i < 4; ++i) local.Write("shard-" + std::to_string(i), std::string(1000, 'x'));
   std::atomic<bool> cancel{false};
   mem.OnUpload([&](const std::string&) { cancel = true; });  // the job is killed during the first upload
@@ -175,7 +160,7 @@ TEST(OutputCommitTest, AStoppedCommitRemovesItsTemporaryCopies) {
 TEST(OutputCommitTest, AFileRewrittenWhileItIsCopiedIsCopiedAgain) {
   auto& mem = storage::MemStorage::Shared();
   mem.CreateBucket("torn");
-  OutputFolder local("commit-torn");
+  ScratchFolder local("commit-torn");
   local.Write("model.txt", "begin 7\n");  // the program is half way through writing it
   int uploads = 0;
   mem.OnUpload([&](const std::string& uri) {
@@ -193,7 +178,7 @@ TEST(OutputCommitTest, AFileRewrittenWhileItIsCopiedIsCopiedAgain) {
 TEST(OutputCommitTest, AnEmptyFileBeingWrittenIsCopiedOnceItHasItsContents) {
   auto& mem = storage::MemStorage::Shared();
   mem.CreateBucket("empty");
-  OutputFolder local("commit-empty");
+  ScratchFolder local("commit-empty");
   local.Write("model.txt", "");  // truncated: the program writes it in a moment
   std::thread writer([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
@@ -208,7 +193,7 @@ TEST(OutputCommitTest, AnEmptyFileBeingWrittenIsCopiedOnceItHasItsContents) {
 TEST(OutputCommitTest, AFileTheProgramRemovesBeforeItsCopyIsLeftOut) {
   auto& mem = storage::MemStorage::Shared();
   mem.CreateBucket("rotated");
-  OutputFolder local("commit-rotated");
+  ScratchFolder local("commit-rotated");
   local.Write("ckpt-1.bin", "old");
   local.Write("ckpt-2.bin", "new");
   // While ckpt-1 is copied the program removes ckpt-2 (say, it rotates its checkpoints).
@@ -225,7 +210,7 @@ TEST(OutputCommitTest, AFileTheProgramRemovesBeforeItsCopyIsLeftOut) {
 TEST(OutputCommitTest, AnEmptyFileLeftAloneIsCommittedEmpty) {
   auto& mem = storage::MemStorage::Shared();
   mem.CreateBucket("quiet");
-  OutputFolder local("commit-quiet");
+  ScratchFolder local("commit-quiet");
   local.Write("empty.txt", "");
   struct timespec old[2] = {{::time(nullptr) - 10, 0}, {::time(nullptr) - 10, 0}};
   ASSERT_EQ(::utimensat(AT_FDCWD, (local.path() + "/empty.txt").c_str(), old, 0), 0);
@@ -236,7 +221,7 @@ TEST(OutputCommitTest, AnEmptyFileLeftAloneIsCommittedEmpty) {
 TEST(OutputCommitTest, AFileKeptEmptyWhileBeingWrittenFailsTheSaveNamingIt) {
   auto& mem = storage::MemStorage::Shared();
   mem.CreateBucket("truncated");
-  OutputFolder local("commit-truncated");
+  ScratchFolder local("commit-truncated");
   local.Write("model.txt", "");
   // A clock whose sleeps move it, while the file's modification time stays as recent.
   FakeClock clock(::time(nullptr) * 1000LL);
@@ -251,7 +236,7 @@ TEST(OutputCommitTest, AFileKeptEmptyWhileBeingWrittenFailsTheSaveNamingIt) {
 TEST(OutputCommitTest, AFileThatNeverSettlesFailsTheSaveNamingIt) {
   auto& mem = storage::MemStorage::Shared();
   mem.CreateBucket("busy");
-  OutputFolder local("commit-busy");
+  ScratchFolder local("commit-busy");
   local.Write("log.txt", "0\n");
   local.Write("model.txt", "m\n");
   int writes = 0;

@@ -180,7 +180,9 @@ Json Encode(const SaveRequest& m) { return Json{{"name", m.name}, {"requested_ms
 Json Encode(const ReportReply& m) {
   Json requests = Json::array();
   for (const SaveRequest& s : m.save_requests) requests.push_back(Encode(s));
-  return Json{{"save_requests", requests}, {"series_stored", m.series_stored}};
+  Json out{{"save_requests", requests}, {"series_stored", m.series_stored}};
+  if (m.preempt) out["preempt"] = Encode(*m.preempt);
+  return out;
 }
 
 template <>
@@ -189,6 +191,7 @@ Result<ReportReply> Decode<ReportReply>(const Json& json) {
   ReportReply m;
   m.save_requests = r.List<SaveRequest>("save_requests", DecodeSaveRequest);
   m.series_stored = r.Bool("series_stored", true);
+  m.preempt = ReadPreemptNotice(r);
   if (!r.ok()) return r.status();
   return m;
 }

@@ -91,6 +91,8 @@ struct ReportReply {
   // false: the report's state was applied but its series could not be stored (the
   // history's disk is full): the AM keeps them for a later report.
   bool series_stored = true;
+  // The server preempts the attempt: the AM stops every task as preempted.
+  std::optional<PreemptNotice> preempt;
 };
 
 struct StackEntry {

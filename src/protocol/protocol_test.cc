@@ -42,6 +42,7 @@ TEST(ProtocolTest, EveryAgentMessageRoundTrips) {
   beat.sample->rss_peak = 8192;  // a confined task's cgroup peak
   ExpectRoundTrip(beat);
   ExpectRoundTrip(HeartbeatReply{false, 9, {"x"}});
+  ExpectRoundTrip(HeartbeatReply{false, std::nullopt, {}, PreemptNotice{"for job-2", 30'000}});
   ExpectRoundTrip(StacksAnswer{{"worker", 0}, 9, "Thread 1"});
   ExpectRoundTrip(ExitRequest{{"worker", 0}, {0, 9}, "killed"});
   ExpectRoundTrip(ExitRequest{{"worker", 1}, {0, 0}, "", /*terminated=*/true});
@@ -67,6 +68,7 @@ TEST(ProtocolTest, EveryServerMessageRoundTrips) {
   report.saved_models = {SavedModelUpdate{"n", SaveState::kFailed, "", "disk full"}};
   ExpectRoundTrip(report);
   ExpectRoundTrip(ReportReply{{SaveRequest{"n", 5}}});
+  ExpectRoundTrip(ReportReply{{}, true, PreemptNotice{"for job-9", 5'000}});
   ExpectRoundTrip(StackReply{{StackEntry{"worker[0]", "h", true, "stack"}}});
   JobSpec spec;
   spec.name = "j";

@@ -259,8 +259,23 @@ Result<HeartbeatRequest> Decode<HeartbeatRequest>(const Json& json) {
   });
 }
 
+Json Encode(const PreemptNotice& m) { return Json{{"reason", m.reason}, {"grace_ms", m.grace_ms}}; }
+
+std::optional<PreemptNotice> ReadPreemptNotice(FieldReader& r) {
+  const Json* object = r.Object("preempt");
+  if (!object) return std::nullopt;
+  FieldReader notice(*object, r.PathOf("preempt"));
+  PreemptNotice m{notice.String("reason"), notice.Int64("grace_ms", 0, 0, 86'400'000)};
+  if (!notice.ok()) {
+    r.Keep(notice.status());
+    return std::nullopt;
+  }
+  return m;
+}
+
 Json Encode(const HeartbeatReply& m) {
   Json out{{"keep_running", m.keep_running}};
+  if (m.preempt) out["preempt"] = Encode(*m.preempt);
   if (m.dump_stacks) out["dump_stacks"] = *m.dump_stacks;
   if (!m.save_models.empty()) out["save_models"] = m.save_models;
   return out;
@@ -273,6 +288,7 @@ Result<HeartbeatReply> Decode<HeartbeatReply>(const Json& json) {
   m.keep_running = r.Bool("keep_running", true);
   m.dump_stacks = r.OptionalInt64("dump_stacks");
   m.save_models = r.StringList("save_models");
+  m.preempt = ReadPreemptNotice(r);
   if (!r.ok()) return r.status();
   return m;
 }

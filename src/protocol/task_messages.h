@@ -128,10 +128,19 @@ struct HeartbeatRequest {
   std::vector<SavedModelUpdate> saved_models;
 };
 
+// A preemption: the program is told (SIGTERM, and the preemption file) and has grace_ms to
+// write its checkpoint before it is killed (docs/scheduling.md).
+struct PreemptNotice {
+  std::string reason;
+  int64_t grace_ms = 0;
+  bool operator==(const PreemptNotice&) const = default;
+};
+
 struct HeartbeatReply {
   bool keep_running = true;
   std::optional<int64_t> dump_stacks;     // `shoal stack`: answer with a StacksAnswer of this id
   std::vector<std::string> save_models;   // Save Model requests to start
+  std::optional<PreemptNotice> preempt;   // with keep_running false: stop as preempted
 };
 
 struct StacksAnswer {
@@ -173,6 +182,11 @@ Json Encode(const LaunchPlan& m);
 Json Encode(const ClusterReply& m);
 Json Encode(const StartedRequest& m);
 Json Encode(const HeartbeatRequest& m);
+Json Encode(const PreemptNotice& m);
+// The optional notice in r's field "preempt" (absent or null: none); a malformed one is
+// recorded in r.
+class FieldReader;
+std::optional<PreemptNotice> ReadPreemptNotice(FieldReader& r);
 Json Encode(const HeartbeatReply& m);
 Json Encode(const StacksAnswer& m);
 Json Encode(const ExitRequest& m);

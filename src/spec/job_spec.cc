@@ -33,6 +33,23 @@ const RoleSpec* JobSpec::FindRole(const std::string& name) const {
   return nullptr;
 }
 
+const CheckpointSpec* JobSpec::CheckpointOf(const RoleSpec& role) const {
+  if (role.checkpoint) return &*role.checkpoint;
+  return checkpoint ? &*checkpoint : nullptr;
+}
+
+Json ToJson(const CheckpointSpec& checkpoint) {
+  return {{"path", checkpoint.path}, {"uri", checkpoint.uri}, {"keep", checkpoint.keep}};
+}
+
+CheckpointSpec CheckpointFromJson(const Json& json) {
+  CheckpointSpec checkpoint;
+  checkpoint.path = json.value("path", checkpoint.path);
+  checkpoint.uri = json.value("uri", "");
+  checkpoint.keep = json.value("keep", checkpoint.keep);
+  return checkpoint;
+}
+
 Json ToJson(const JobSpec& spec) {
   Json archives = Json::array();
   for (const auto& a : spec.archives) archives.push_back({{"path", a.path}, {"name", a.name}, {"prepend", a.prepend}});
@@ -48,6 +65,7 @@ Json ToJson(const JobSpec& spec) {
                      {"service", role.service},
                      {"tolerate_failure", role.tolerate_failure},
                      {"nproc_per_node", role.nproc_per_node}});
+    if (role.checkpoint) roles.back()["checkpoint"] = ToJson(*role.checkpoint);
   }
   Json inputs = Json::array();
   for (const auto& in : spec.inputs) {
@@ -59,7 +77,7 @@ Json ToJson(const JobSpec& spec) {
     outputs.push_back({{"name", out.name}, {"path", out.path}, {"uri", out.uri}, {"from", out.from},
                        {"on_failure", out.on_failure}});
   }
-  return Json{{"name", spec.name},
+  Json json{{"name", spec.name},
               {"inputs", inputs},
               {"outputs", outputs},
               {"framework", spec.framework},
@@ -82,7 +100,10 @@ Json ToJson(const JobSpec& spec) {
                 {"register_ms", spec.timeouts.register_ms},
                 {"job_ms", spec.timeouts.job_ms},
                 {"hang_ms", spec.timeouts.hang_ms},
-                {"hang_fails", spec.timeouts.hang_fails}}}};
+                {"hang_fails", spec.timeouts.hang_fails}}},
+              {"preemption_grace_ms", spec.preemption_grace_ms}};
+  if (spec.checkpoint) json["checkpoint"] = ToJson(*spec.checkpoint);
+  return json;
 }
 
 JobSpec JobSpecFromJson(const Json& json) {
@@ -98,6 +119,8 @@ JobSpec JobSpecFromJson(const Json& json) {
   spec.queue = json.value("queue", "default");
   spec.priority = json.value("priority", 0);
   spec.estimate_ms = json.value("estimate_ms", int64_t{0});
+  spec.preemption_grace_ms = json.value("preemption_grace_ms", spec.preemption_grace_ms);
+  if (json.contains("checkpoint")) spec.checkpoint = CheckpointFromJson(json["checkpoint"]);
   if (json.contains("slurm")) spec.slurm = SlurmSectionFromJson(json["slurm"]);
   if (json.contains("timeouts")) {
     const Json& t = json["timeouts"];
@@ -138,6 +161,7 @@ JobSpec JobSpecFromJson(const Json& json) {
     role.service = r.value("service", false);
     role.tolerate_failure = r.value("tolerate_failure", false);
     role.nproc_per_node = r.value("nproc_per_node", 1);
+    if (r.contains("checkpoint")) role.checkpoint = CheckpointFromJson(r["checkpoint"]);
     spec.roles.push_back(std::move(role));
   }
   return spec;

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -29,6 +30,16 @@ namespace shoal {
 // (`shoal logs JOB --role am`, the API's logs), so the spec parser refuses it as a role.
 inline constexpr const char* kAmLogRole = "am";
 
+// A checkpoint folder Shoal manages (docs/checkpoints.md): the task's folder `path`
+// (SHOAL_CHECKPOINT_DIR) is uploaded under <uri>/<job id>/<role>-<index>/ each time the
+// program marks it complete, and restored into the task directory before every attempt
+// after the first; `keep` complete checkpoints are kept per task.
+struct CheckpointSpec {
+  std::string path = "ckpt";  // relative to the task directory
+  std::string uri;            // a path, file:// or s3:// URI; paths made absolute
+  int keep = 3;
+};
+
 struct RoleSpec {
   std::string name;
   int instances = 1;
@@ -42,6 +53,7 @@ struct RoleSpec {
   bool tolerate_failure = false;
   // Processes per task, as torchrun's --nproc_per_node: each gets its LOCAL_RANK.
   int nproc_per_node = 1;
+  std::optional<CheckpointSpec> checkpoint;  // none: the job's, if it has one
 };
 
 struct Timeouts {
@@ -116,6 +128,10 @@ struct JobSpec {
   std::string queue = "default";
   int priority = 0;
   int64_t estimate_ms = 0;
+  // How long a preempted job's programs have between SIGTERM (and the preemption file)
+  // and the kill, to write a checkpoint (docs/scheduling.md).
+  int64_t preemption_grace_ms = 30'000;
+  std::optional<CheckpointSpec> checkpoint;  // every role's that does not set its own
   Timeouts timeouts;
   SlurmSection slurm;  // the job's own sbatch options (on a Slurm cluster)
   BoardSpec board;
@@ -127,7 +143,13 @@ struct JobSpec {
   int TotalTasks() const;
   Resources TotalResources() const;
   const RoleSpec* FindRole(const std::string& name) const;
+  // The role's checkpoint, else the job's; null when neither has one.
+  const CheckpointSpec* CheckpointOf(const RoleSpec& role) const;
 };
+
+// The same object in the internal JSON and in the spec document: {path, uri, keep}.
+Json ToJson(const CheckpointSpec& checkpoint);
+CheckpointSpec CheckpointFromJson(const Json& json);
 
 Json ToJson(const JobSpec& spec);
 JobSpec JobSpecFromJson(const Json& json);

@@ -66,6 +66,7 @@ Json RoleDocument(const RoleSpec& role, const std::set<std::string>& secrets) {
   if (!role.env.empty()) out["env"] = EnvDocument(role.env, secrets);
   if (role.tolerate_failure) out["tolerate_failure"] = true;
   if (role.nproc_per_node != 1) out["nproc_per_node"] = role.nproc_per_node;
+  if (role.checkpoint) out["checkpoint"] = ToJson(*role.checkpoint);
   return out;
 }
 
@@ -81,6 +82,7 @@ RoleSpec RoleFromDocument(const Json& r, std::set<std::string>& secrets) {
   role.service = r.value("service", false);
   role.tolerate_failure = r.value("tolerate_failure", false);
   role.nproc_per_node = r.value("nproc_per_node", 1);
+  if (r.contains("checkpoint")) role.checkpoint = CheckpointFromJson(r["checkpoint"]);
   return role;
 }
 
@@ -167,6 +169,8 @@ Json SpecDocument(const JobSpec& spec) {
   doc["queue"] = spec.queue;
   doc["priority"] = spec.priority;
   if (spec.estimate_ms > 0) doc["estimate"] = DurationText(spec.estimate_ms);
+  doc["preemption_grace"] = DurationText(spec.preemption_grace_ms);
+  if (spec.checkpoint) doc["checkpoint"] = ToJson(*spec.checkpoint);
   if (!spec.slurm.empty()) {
     doc["slurm"] = SlurmSectionJson(spec.slurm);
     if (doc["slurm"].contains("time_ms")) {
@@ -204,6 +208,10 @@ JobSpec JobSpecFromDocument(const Json& document) {
   spec.queue = document.value("queue", "default");
   spec.priority = document.value("priority", 0);
   if (document.contains("estimate")) spec.estimate_ms = ReadUnits(document["estimate"], ParseDuration);
+  if (document.contains("preemption_grace")) {
+    spec.preemption_grace_ms = ReadUnits(document["preemption_grace"], ParseDuration);
+  }
+  if (document.contains("checkpoint")) spec.checkpoint = CheckpointFromJson(document["checkpoint"]);
   if (document.contains("env")) spec.env = EnvFromDocument(document["env"], spec.secrets);
   if (document.contains("timeouts")) spec.timeouts = TimeoutsFromDocument(document["timeouts"]);
   if (document.contains("slurm")) {

@@ -24,14 +24,15 @@ namespace {
 
 const std::vector<std::string> kJobFields = {"name", "framework", "workdir", "roles", "env", "max_attempts", "timeouts",
                                              "cluster", "board", "files", "archives", "inputs", "outputs", "slurm",
-                                             "queue", "priority", "estimate"};
+                                             "queue", "priority", "estimate", "preemption_grace", "checkpoint"};
+const std::vector<std::string> kCheckpointFields = {"path", "uri", "keep"};
 const std::vector<std::string> kInputFields = {"name", "uri", "mode", "path", "epochs", "shuffle", "roles"};
 const std::vector<std::string> kOutputFields = {"name", "path", "uri", "from", "on_failure"};
 const std::vector<std::string> kArchiveFields = {"path", "name", "prepend"};
 const std::vector<std::string> kPrependable = {"PATH", "PYTHONPATH", "LD_LIBRARY_PATH"};
 const std::vector<std::string> kBoardFields = {"command", "role", "index"};
-const std::vector<std::string> kRoleFields = {"instances", "cpus", "memory", "gpus", "command",
-                                              "env", "service", "tolerate_failure", "nproc_per_node"};
+const std::vector<std::string> kRoleFields = {"instances", "cpus", "memory", "gpus", "command", "env",
+                                              "service", "tolerate_failure", "nproc_per_node", "checkpoint"};
 const std::vector<std::string> kTimeoutFields = {"heartbeat", "register", "job", "hang", "on_hang"};
 const std::vector<std::string> kSlurmFields = {"partition", "account", "qos", "time", "constraint", "reservation", "extra"};
 
@@ -158,6 +159,8 @@ class SpecReader {
     if (auto n = root["archives"]) ReadArchives(n, spec);
     if (auto n = root["inputs"]) ReadInputs(n, spec);
     if (auto n = root["outputs"]) ReadOutputs(n, spec);
+    if (auto n = root["checkpoint"]) spec.checkpoint = ReadCheckpoint(n, "checkpoint");
+    CheckCheckpointsApart(spec);
     spec.secrets = secrets_;
     return spec;
   }
@@ -266,6 +269,8 @@ class SpecReader {
     }
     return true;
   }
+
+  static bool HasGlobCharacter(const std::string& uri) { return uri.find_first_of("*?[") != std::string::npos; }
 
   // A name for an input or output: letters, digits and '_'.
   bool ReadDataName(const YAML::Node& entry, const std::string& field, std::string* name) {
@@ -384,7 +389,7 @@ class SpecReader {
         Issue(field + ".uri", "is missing", "give where to upload: a path, file:// or s3://bucket/key");
         ok = false;
       } else if (ReadStorageUri(entry["uri"], field + ".uri", &output.uri)) {
-        if (output.uri.find_first_of("*?[") != std::string::npos) {
+        if (HasGlobCharacter(output.uri)) {
           Issue(field + ".uri", "an output URI cannot hold glob characters", "name one folder");
           ok = false;
         }
@@ -701,6 +706,62 @@ class SpecReader {
       }
     }
     if (auto n = root["estimate"]) ReadDuration(n, "estimate", &spec->estimate_ms, false);
+    if (auto n = root["preemption_grace"]) {
+      ReadDuration(n, "preemption_grace", &spec->preemption_grace_ms, true);
+      if (spec->preemption_grace_ms > kMaxPreemptionGraceMs) {
+        Issue("preemption_grace", "must be at most 1h (got " + n.Scalar() + ")",
+              "give the program the time it needs to write a checkpoint, e.g. preemption_grace: 2m");
+      }
+    }
+  }
+
+  // checkpoint: {path, uri, keep}, for the job or one role.
+  std::optional<CheckpointSpec> ReadCheckpoint(const YAML::Node& node, const std::string& field) {
+    if (!node.IsMap()) {
+      Issue(field, "must be a mapping with path, uri and keep", "e.g. checkpoint: {path: ckpt/, uri: s3://bucket/ckpt, keep: 3}");
+      return std::nullopt;
+    }
+    CheckKnownFields(node, field, kCheckpointFields);
+    CheckpointSpec checkpoint;
+    bool ok = true;
+    if (!node["uri"]) {
+      Issue(field + ".uri", "is missing", "give where checkpoints are kept: a path, file:// or s3://bucket/key");
+      ok = false;
+    } else if (!ReadStorageUri(node["uri"], field + ".uri", &checkpoint.uri)) {
+      ok = false;
+    } else if (HasGlobCharacter(checkpoint.uri)) {
+      Issue(field + ".uri", "a checkpoint URI cannot hold glob characters", "name one folder");
+      ok = false;
+    }
+    if (auto n = node["path"]) ReadString(n, field + ".path", &checkpoint.path);
+    while (checkpoint.path.size() > 1 && checkpoint.path.ends_with('/')) checkpoint.path.pop_back();
+    CheckTaskFolder(field + ".path", checkpoint.path);
+    if (auto n = node["keep"]) {
+      if (ReadInt(n, field + ".keep", &checkpoint.keep) && (checkpoint.keep < 1 || checkpoint.keep > 1000)) {
+        Issue(field + ".keep", "must be between 1 and 1000 (got " + std::to_string(checkpoint.keep) + ")",
+              "keep at least the newest checkpoint, e.g. keep: 3");
+        ok = false;
+      }
+    }
+    if (!ok) return std::nullopt;
+    return checkpoint;
+  }
+
+  // A checkpoint folder in storage must not be an output's, nor inside one (an output's
+  // commit would delete the checkpoints, and the other way round).
+  void CheckCheckpointsApart(const JobSpec& spec) {
+    auto check = [&](const std::string& field, const CheckpointSpec& checkpoint) {
+      for (size_t j = 0; j < spec.outputs.size(); ++j) {
+        if (!UrisOverlap(checkpoint.uri, spec.outputs[j].uri)) continue;
+        Issue(field + ".uri", "'" + checkpoint.uri + "' overlaps outputs[" + std::to_string(j) + "]'s '" +
+                                  spec.outputs[j].uri + "': an output's commit replaces what is in its folder",
+              "keep checkpoints in a folder of their own, outside every output's");
+      }
+    };
+    if (spec.checkpoint) check("checkpoint", *spec.checkpoint);
+    for (const auto& role : spec.roles) {
+      if (role.checkpoint) check("roles." + role.name + ".checkpoint", *role.checkpoint);
+    }
   }
 
   void ReadSlurm(const YAML::Node& node, SlurmSection* slurm) {
@@ -827,6 +888,7 @@ class SpecReader {
               "set how many processes each task runs, e.g. nproc_per_node: 2");
       }
     }
+    if (auto n = node["checkpoint"]) role.checkpoint = ReadCheckpoint(n, prefix + ".checkpoint");
     return role;
   }
 

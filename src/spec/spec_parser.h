@@ -31,6 +31,8 @@ inline constexpr int64_t kMinHeartbeatTimeoutMs = 2'000;
 // program use before the program itself runs (where a limit is enforced, as Slurm's
 // cgroups do, less than this kills the task before its program starts).
 inline constexpr int64_t kMinTaskMemoryBytes = 16ll << 20;
+// The longest preemption_grace a spec may ask for (a server may allow less).
+inline constexpr int64_t kMaxPreemptionGraceMs = 3'600'000;
 
 struct ParsedSpec {
   JobSpec spec;
