@@ -16,6 +16,7 @@
 #include "common/files.h"
 #include "common/inherited_environment.h"
 #include "common/log.h"
+#include "common/shell_quote.h"
 #include "container/localizer.h"
 #include "container/metric_line.h"
 #include "container/orphans.h"
@@ -28,6 +29,7 @@
 #include "isolation/cgroup_control.h"
 #include "isolation/task_isolation.h"
 #include "protocol/task_messages.h"
+#include "storage/storage.h"
 
 namespace shoal {
 namespace {
@@ -140,12 +142,26 @@ int ContainerAgent::Run() {
     ReportExit({127, 0}, "before the program started: " + s.message());
     return 0;
   }
+  preemption_file_ = options_.task_dir + "/.shoal-preempted";
+  env["SHOAL_PREEMPTION_FILE"] = preemption_file_;
+  if (plan.checkpoint) {
+    std::string task = options_.role + "-" + std::to_string(options_.index);
+    checkpoints_ = std::make_unique<data::TaskCheckpoints>(
+        *plan.checkpoint, storage::JoinUri(data::CheckpointRoot(plan.checkpoint->uri, options_.job_id), task),
+        options_.task_dir + "/" + plan.checkpoint->path, options_.task_dir + "/.shoal-checkpoints");
+    if (Status s = checkpoints_->Restore(plan.resume_round, env); !s.ok()) {
+      LogError(s.ToString());
+      ReportExit({127, 0}, "before the program started: " + s.message());
+      return 0;
+    }
+  }
   std::string command = plan.command;
   const std::string& workdir = plan.workdir;
   int heartbeat_ms = plan.heartbeat_ms;
 
   int log_fd = open(options_.log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (log_fd < 0) LogError("cannot open the task log " + options_.log_path);
+  WriteCheckpointNotes(log_fd);
   ports.Release();
   std::vector<EnvMap> process_envs = plan.processes;
   if (plan.mpi) {
@@ -327,6 +343,10 @@ int ContainerAgent::Supervise(Programs& programs, int log_fd, int heartbeat_ms, 
       }
     }
     if (running == 0) break;
+    if (checkpoints_) {
+      checkpoints_->Poll();
+      WriteCheckpointNotes(log_fd);
+    }
     int64_t now = clock_.NowMillis();
     bool progress_due = progress_changed && now - last_progress_report >= 250;
     if (now >= next_heartbeat || progress_due) {
@@ -354,6 +374,7 @@ int ContainerAgent::Supervise(Programs& programs, int log_fd, int heartbeat_ms, 
         metrics.clear();
         am_silent_since = 0;
         if (!answer->keep_running) stop_requested_ = true;
+        if (answer->preempt && !preempt_) preempt_ = answer->preempt;
         for (const std::string& name : answer->save_models) data_->RequestSave(name);
         if (answer->dump_stacks) AnswerStackRequest(*answer->dump_stacks, pids, log_fd);
       } else if (reply.status().code() == StatusCode::kAborted || reply.status().code() == StatusCode::kNotFound) {
@@ -366,8 +387,14 @@ int ContainerAgent::Supervise(Programs& programs, int log_fd, int heartbeat_ms, 
       }
     }
     if ((stop_requested_ || stopping_) && kill_at == 0) {
+      int64_t grace = options_.stop_grace_ms;
+      if (preempt_ && !terminated_) {
+        // Preempted: the program is told, and has the notice's grace to checkpoint.
+        WritePreemptionFile(*preempt_);
+        grace = preempt_->grace_ms;
+      }
       signal_all(SIGTERM);
-      kill_at = now + options_.stop_grace_ms;
+      kill_at = now + grace;
     }
     if (kill_at != 0 && now >= kill_at) signal_all(SIGKILL);
   }
@@ -400,9 +427,21 @@ int ContainerAgent::Supervise(Programs& programs, int log_fd, int heartbeat_ms, 
       message = OutOfMemoryMessage(options_.role, options_.index, usage.memory_limit_bytes, usage.memory_peak_bytes);
     }
   }
+  if (checkpoints_) {
+    // The checkpoint a preempted program wrote in its grace, or any marked at its end.
+    Status last = WhileHeartbeating(heartbeat_ms, [&] { return checkpoints_->Finish(); });
+    WriteCheckpointNotes(log_fd);
+    if (!last.ok()) LogError("the last checkpoint: " + last.ToString());
+  }
   if (data_) {
     data_->Finish();
-    if (Status s = CommitOutputs(exit.success(), heartbeat_ms); !s.ok()) {
+    // A preempted program's outputs are not complete, whatever its exit code.
+    bool commit_as_succeeded = exit.success() && !preempt_;
+    if (Status s = data_->has_outputs()
+                       ? WhileHeartbeating(heartbeat_ms,
+                                           [&] { return data_->CommitOutputs(commit_as_succeeded, &stop_requested_); })
+                       : Status::Ok();
+        !s.ok()) {
       LogError(s.ToString());
       if (exit.success()) exit = ExitInfo{1, 0};
       message = (message.empty() ? "" : message + "; ") + "uploading the outputs failed: " + s.message();
@@ -412,14 +451,13 @@ int ContainerAgent::Supervise(Programs& programs, int log_fd, int heartbeat_ms, 
   return 0;
 }
 
-Status ContainerAgent::CommitOutputs(bool succeeded, int heartbeat_ms) {
-  if (!data_->has_outputs()) return Status::Ok();
+Status ContainerAgent::WhileHeartbeating(int heartbeat_ms, const std::function<Status()>& work) {
   std::mutex mutex;
   std::condition_variable finished;
   bool done = false;  // GUARDED_BY(mutex)
   Status status;
   std::thread commit([&] {
-    Status committed = data_->CommitOutputs(succeeded, &stop_requested_);
+    Status committed = work();
     std::lock_guard lock(mutex);
     status = std::move(committed);
     done = true;
@@ -435,6 +473,21 @@ Status ContainerAgent::CommitOutputs(bool succeeded, int heartbeat_ms) {
   lock.unlock();
   commit.join();
   return status;
+}
+
+void ContainerAgent::WriteCheckpointNotes(int log_fd) {
+  if (!checkpoints_) return;
+  for (const std::string& note : checkpoints_->TakeNotes()) {
+    std::string line = "==== shoal: " + note + " ====\n";
+    if (log_fd < 0 || write(log_fd, line.data(), line.size()) < 0) LogInfo(note);
+  }
+}
+
+void ContainerAgent::WritePreemptionFile(const PreemptNotice& notice) {
+  int64_t deadline_s = (clock_.WallMillis() + notice.grace_ms) / 1000;
+  std::string text = "SHOAL_PREEMPTED=1\nSHOAL_PREEMPTED_REASON=" + ShellQuote(notice.reason) +
+                     "\nSHOAL_PREEMPTION_DEADLINE=" + std::to_string(deadline_s) + "\n";
+  if (Status s = WriteFileAtomic(preemption_file_, text); !s.ok()) LogError("the preemption file: " + s.ToString());
 }
 
 void ContainerAgent::AnswerStackRequest(int64_t id, const std::vector<pid_t>& pids, int log_fd) {

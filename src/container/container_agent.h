@@ -15,12 +15,22 @@
 //    the shell at its head died at once (the program under it may be printing its
 //    traceback); when the program exits on its own, whatever it left in its group is
 //    killed at once.
+//  - Preemption (a heartbeat reply's PreemptNotice): the agent writes the preemption
+//    file ($SHOAL_PREEMPTION_FILE: SHOAL_PREEMPTED=1, the reason and the deadline, as
+//    shell assignments), sends the programs SIGTERM, and kills them when the notice's
+//    grace is over; their outputs are not committed (but on_failure ones).
+//  - Checkpoints (data/checkpoints.h): restored before the program starts; a marked
+//    checkpoint is taken while it runs and once more after it ended; each round's upload
+//    is noted in the task log.
 //  - Run() returns the agent's exit code: 0 when it reported the program's end (whatever
 //    that was), 1 when it could not reach the AM.
 // Thread-safety: Run() on one thread; RequestStop() from any thread.
 #pragma once
 
 #include <atomic>
+#include <functional>
+#include <memory>
+#include <optional>
 #include <string>
 
 #include "common/clock.h"
@@ -28,6 +38,7 @@
 #include "common/process.h"
 #include "container/output_capture.h"
 #include "container/resource_sampler.h"
+#include "data/checkpoints.h"
 #include "data/task_data.h"
 #include "isolation/cgroup_group.h"
 #include "protocol/task_messages.h"
@@ -97,8 +108,15 @@ class ContainerAgent {
   bool stopping_ = false;                    // one of several processes failed
   std::atomic<bool> terminated_{false};      // RequestStop: SIGTERM reached the agent
   std::unique_ptr<data::TaskData> data_;     // inputs, outputs, saved models (docs/data.md)
-  // Runs the outputs' commit while heartbeating, so the AM does not take the task for lost.
-  Status CommitOutputs(bool succeeded, int heartbeat_ms);
+  // Runs work (an upload) on a thread of its own while heartbeating, so the AM does not
+  // take the task for lost or hung.
+  Status WhileHeartbeating(int heartbeat_ms, const std::function<Status()>& work);
+  // The checkpoints' notes, appended to the task log.
+  void WriteCheckpointNotes(int log_fd);
+  void WritePreemptionFile(const protocol::PreemptNotice& notice);
+  std::unique_ptr<data::TaskCheckpoints> checkpoints_;
+  std::optional<protocol::PreemptNotice> preempt_;  // the AM's notice, once one came
+  std::string preemption_file_;
   // The task's own cgroup, when it runs confined in one with a memory limit (a local
   // task's, a Slurm step's with task/cgroup): what it samples, and how it tells an OOM kill.
   CgroupGroup confined_;

@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <set>
@@ -16,6 +17,8 @@
 #include "common/log.h"
 #include "common/paths.h"
 #include "common/secret.h"
+#include "common/units.h"
+#include "data/checkpoints.h"
 #include "master/mpi_launch.h"
 #include "protocol/attempt_messages.h"
 #include "protocol/task_messages.h"
@@ -122,7 +125,7 @@ Result<Json> ApplicationMaster::HandleCluster(const httplib::Request& req) {
   const TaskEndpoint* self = cluster.Find(query.task.role, query.task.index);
   LaunchContext context{options_.heartbeat_interval_ms, RunsBoard(query.task.role, query.task.index),
                         data_plan_->InputsFor(query.task.role, query.task.index),
-                        data_plan_->OutputsFor(query.task.role, query.task.index)};
+                        data_plan_->OutputsFor(query.task.role, query.task.index), resume_round_};
   return protocol::Encode(
       protocol::ClusterReply{true, PlanLaunch(spec_, *FindFramework(spec_.framework), cluster, *self, context)});
 }
@@ -159,6 +162,7 @@ void ApplicationMaster::InstallRoutes() {
     reply.dump_stacks = stack_requests_.PendingFor(tracker_->Find(m.task.role, m.task.index)->rank);
     saves_->TaskReports(m.task.role, m.task.index, m.saved_models);
     reply.save_models = saves_->ForTask(m.task.role, m.task.index);
+    reply.preempt = tracker_->PreemptNoticeNow();
     return Encode(reply);
   }));
   http_->Post(kStacksPath, with_task(std::type_identity<StacksAnswer>{}, [this](const StacksAnswer& m) -> Result<Json> {
@@ -360,6 +364,20 @@ void ApplicationMaster::LaunchContainers() {
   }
 }
 
+Status ApplicationMaster::PrepareCheckpoints() {
+  bool checkpoints = std::any_of(spec_.roles.begin(), spec_.roles.end(),
+                                 [&](const RoleSpec& role) { return spec_.CheckpointOf(role) != nullptr; });
+  if (!checkpoints || options_.attempt <= 1) return Status::Ok();
+  Result<int> round = data::PrepareResume(spec_, options_.job_id);
+  if (!round.ok()) return round.status().WithContext("cannot choose the checkpoint to resume from");
+  resume_round_ = *round;
+  LogInfo(resume_round_ > 0 ? "attempt " + std::to_string(options_.attempt) + " resumes from checkpoint round " +
+                                  std::to_string(resume_round_)
+                            : "no checkpoint complete for every task yet: attempt " + std::to_string(options_.attempt) +
+                                  " starts from the beginning");
+  return Status::Ok();
+}
+
 void ApplicationMaster::Report(bool final_report) {
   protocol::AttemptReport report;
   {
@@ -397,6 +415,14 @@ void ApplicationMaster::Report(bool final_report) {
       if (!save_requests.empty()) {
         std::lock_guard lock(mutex_);
         saves_->Request(save_requests);
+      }
+      if (decoded.ok() && decoded->preempt) {
+        std::lock_guard lock(mutex_);
+        if (!tracker_->PreemptNoticeNow()) {
+          LogInfo("preempted: " + decoded->preempt->reason + "; the programs have " +
+                  FormatDuration(decoded->preempt->grace_ms) + " to checkpoint");
+          tracker_->Preempt(*decoded->preempt);
+        }
       }
       if (!decoded.ok() || decoded->series_stored) unreported_series_.clear();
       return;
@@ -459,6 +485,7 @@ int ApplicationMaster::Run() {
   Result<data::DataPlan> plan = data::DataPlan::Make(spec_);
   data_plan_ = plan.ok() ? std::move(plan).value() : data::DataPlan();
   saves_ = std::make_unique<data::SaveTracker>(data_plan_->OutputTasks());
+  Status resumable = PrepareCheckpoints();
   if (Status s = StartServer(); !s.ok()) {
     LogError(s.ToString());
     return 1;
@@ -470,12 +497,16 @@ int ApplicationMaster::Run() {
   LogInfo("attempt " + std::to_string(options_.attempt) + " of " + options_.job_id + ": serving containers at " + am_addr_);
   launcher_.SetChangeCallback([this] { Wake(); });
   Report(false);
-  if (plan.ok()) {
-    LaunchContainers();
-  } else {
+  if (!plan.ok()) {
     LogError("cannot split the job's inputs: " + plan.status().ToString());
     std::lock_guard lock(mutex_);
     tracker_->Fail("before any task started: " + plan.status().message());
+  } else if (!resumable.ok()) {
+    LogError(resumable.ToString());
+    std::lock_guard lock(mutex_);
+    tracker_->Fail("before any task started: " + resumable.message());
+  } else {
+    LaunchContainers();
   }
   Loop();
   if (rabit_tracker_) rabit_tracker_->Stop();

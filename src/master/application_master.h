@@ -78,6 +78,9 @@ class ApplicationMaster {
  private:
   // Stops serving and ends every long poll and the loop (Abandon, the destructor).
   void Close();
+  // An attempt after the first of a job with checkpoints: picks the round its tasks
+  // resume from (data/checkpoints.h) into resume_round_.
+  Status PrepareCheckpoints();
   Status FetchAttempt();
   Status StartServer();
   Status StartFrameworkServices();
@@ -105,6 +108,7 @@ class ApplicationMaster {
   std::vector<std::vector<int>> task_gpus_;
   std::unique_ptr<AttemptTracker> tracker_;
   std::optional<data::DataPlan> data_plan_;      // each task's inputs and outputs
+  int resume_round_ = 0;                         // the checkpoint round this attempt resumes from
   std::unique_ptr<data::SaveTracker> saves_;     // Save Model requests; GUARDED_BY(mutex_)
   std::unique_ptr<GatedHttpServer> http_;  // made by StartServer, sized for the job's tasks
   std::thread listener_;                 // serves http_ until the AM closes

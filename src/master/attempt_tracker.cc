@@ -172,8 +172,9 @@ Status AttemptTracker::Exited(const std::string& role, int index, const ExitInfo
   }
   task->exit_code = exit.exit_code;
   task->signal = exit.signal;
-  if (task->stop_requested) {
-    Move(*task, TaskState::kKilled, task->message.empty() ? "stopped by Shoal" : task->message);
+  if (task->stop_requested || (preempt_ && !task->awaiting_verdict)) {
+    std::string why = preempt_ ? "preempted: " + preempt_->reason : "stopped by Shoal";
+    Move(*task, TaskState::kKilled, task->message.empty() ? why : task->message);
   } else if (terminated) {
     Move(*task, TaskState::kFailed,
          "stopped from outside Shoal: its container got SIGTERM (on Slurm: preemption or a scancel) and the program "
@@ -244,8 +245,26 @@ void AttemptTracker::FailTask(int rank, const ExitInfo& exit, const std::string&
 }
 
 void AttemptTracker::Kill(const std::string& reason) {
+  preempt_stop_at_ms_ = 0;  // no more waiting for the programs' checkpoints
   Finish(AttemptState::kKilled, reason);
   Evaluate();
+}
+
+void AttemptTracker::Preempt(const protocol::PreemptNotice& notice) {
+  if (IsFinal(state_)) return;
+  preempt_ = notice;
+  int64_t now = clock_.NowMillis();
+  preempt_grace_ends_ms_ = now + notice.grace_ms;
+  preempt_stop_at_ms_ = preempt_grace_ends_ms_ + protocol::kPreemptUploadAllowanceMs;
+  Finish(AttemptState::kKilled, "preempted: " + notice.reason);
+  Evaluate();
+}
+
+std::optional<protocol::PreemptNotice> AttemptTracker::PreemptNoticeNow() const {
+  if (!preempt_) return std::nullopt;
+  protocol::PreemptNotice notice = *preempt_;
+  notice.grace_ms = std::max<int64_t>(0, preempt_grace_ends_ms_ - clock_.NowMillis());
+  return notice;
 }
 
 void AttemptTracker::Fail(const std::string& reason) {
@@ -342,10 +361,13 @@ ClusterView AttemptTracker::Cluster(const std::string& am_addr) const {
 std::vector<int> AttemptTracker::TasksToStop() {
   std::vector<int> ranks;
   if (!IsFinal(state_)) return ranks;
+  // Preempted: a running program has its grace and its checkpoint's upload first.
+  bool programs_have_their_grace = preempt_ && clock_.NowMillis() < preempt_stop_at_ms_;
   for (auto& task : tasks_) {
     if (task.stop_requested || task.container_ended || task.container_id.empty()) continue;
     // A task whose program has exited needs no stop; a lost or hung one may still be running.
     if (IsFinal(task.state) && task.state != TaskState::kLost && !task.hung) continue;
+    if (programs_have_their_grace && task.state == TaskState::kRunning && !task.hung) continue;
     task.stop_requested = true;
     ranks.push_back(task.rank);
   }

@@ -10,6 +10,12 @@
 //    tolerates failures. When every non-service task has finished, the attempt succeeds
 //    and service tasks (ps) are stopped. Tasks stopped by Shoal end KILLED.
 //  - TasksToStop() lists tasks whose containers must now be stopped; each is listed once.
+//  - Preempt(notice): the server preempts the attempt, which ends KILLED with the reason.
+//    Running tasks are not stopped through their containers at once: each agent learns it
+//    from its next heartbeat reply (PreemptNoticeNow: the grace left), tells its program
+//    (SIGTERM, the preemption file), and after the grace kills it and uploads its last
+//    checkpoint; only a container still there protocol::kPreemptUploadAllowanceMs after the grace is
+//    stopped. A Kill during the grace stops every container at once.
 //  - Done() is true once the attempt is final and no container is left.
 //  - Hangs: a running task whose heartbeats show no progress change, no metric and CPU
 //    use under kIdleCpuPercent for timeouts.hang is flagged hung (and fails, with
@@ -75,6 +81,9 @@ class AttemptTracker {
                 bool terminated = false);
   void ContainerEnded(const std::string& container_id, const ExitInfo& exit);
   void Kill(const std::string& reason);
+  void Preempt(const protocol::PreemptNotice& notice);
+  // While the attempt is being preempted: the notice with the grace left (never below 0).
+  std::optional<protocol::PreemptNotice> PreemptNoticeNow() const;
   // Fails the attempt for a reason outside any task (mpirun failed, say).
   void Fail(const std::string& reason);
   // An MPI attempt succeeds only once mpirun exited 0: its orteds end cleanly even when
@@ -122,6 +131,9 @@ class AttemptTracker {
   std::vector<std::vector<MetricPoint>> pending_metrics_;     // per rank
   AttemptState state_ = AttemptState::kStarting;
   bool success_held_ = false;
+  std::optional<protocol::PreemptNotice> preempt_;
+  int64_t preempt_grace_ends_ms_ = 0;  // monotonic
+  int64_t preempt_stop_at_ms_ = 0;     // monotonic: containers still there are stopped from then
   std::string message_;
   int64_t version_ = 1;
 };

@@ -330,6 +330,36 @@ TEST(AttemptTracker, JobTimeoutAndKill) {
   EXPECT_EQ(killed.tasks()[0].state, TaskState::kKilled);
 }
 
+TEST(AttemptTracker, APreemptedAttemptsProgramsHaveTheirGraceBeforeTheirContainersAreStopped) {
+  FakeClock clock;
+  AttemptTracker tracker(Spec(2), "job-1", 1, {}, clock);
+  StartAll(tracker);
+  tracker.Preempt({"for job-2", 30'000});
+  EXPECT_EQ(tracker.state(), AttemptState::kKilled);
+  EXPECT_EQ(tracker.message(), "preempted: for job-2");
+  EXPECT_TRUE(tracker.TasksToStop().empty()) << "the agents are told through their heartbeats";
+  EXPECT_FALSE(tracker.Heartbeat("worker", 0, {}).value());
+  clock.Advance(10'000);
+  EXPECT_EQ(tracker.PreemptNoticeNow(), (protocol::PreemptNotice{"for job-2", 20'000}));
+  // worker[0] checkpointed and exited 0 in its grace: killed by the preemption all the same.
+  ASSERT_TRUE(tracker.Exited("worker", 0, {0, 0}, "").ok());
+  EXPECT_EQ(tracker.tasks()[0].state, TaskState::kKilled);
+  EXPECT_EQ(tracker.tasks()[0].message, "preempted: for job-2");
+  tracker.ContainerEnded("c0", {0, 0});
+  // worker[1] is still there after the grace and the upload allowance: its container is stopped.
+  clock.Advance(20'000 + protocol::kPreemptUploadAllowanceMs - 1);
+  EXPECT_TRUE(tracker.TasksToStop().empty());
+  clock.Advance(1);
+  EXPECT_EQ(tracker.TasksToStop(), std::vector<int>{1});
+  EXPECT_EQ(tracker.PreemptNoticeNow()->grace_ms, 0);
+
+  AttemptTracker killed(Spec(1), "job-1", 1, {}, clock);
+  StartAll(killed);
+  killed.Preempt({"for job-3", 30'000});
+  killed.Kill("killed by the user");
+  EXPECT_EQ(killed.TasksToStop(), std::vector<int>{0}) << "a kill does not wait for the grace";
+}
+
 TEST(AttemptTracker, AContainerThatDiesFailsItsTask) {
   FakeClock clock;
   AttemptTracker tracker(Spec(2), "job-1", 1, {{0}, {1}}, clock);

@@ -156,6 +156,8 @@ Json Encode(const LaunchPlan& m) {
            {"files", m.files},     {"archives", archives},     {"inputs", m.inputs},
            {"outputs", m.outputs}, {"mask", m.mask}};
   if (m.board_command) out["board_command"] = *m.board_command;
+  if (m.checkpoint) out["checkpoint"] = ToJson(*m.checkpoint);
+  if (m.resume_round > 0) out["resume_round"] = m.resume_round;
   return out;
 }
 
@@ -185,6 +187,12 @@ Result<LaunchPlan> Decode<LaunchPlan>(const Json& json) {
     if (const Json* inputs = r.Array("inputs")) m.inputs = *inputs;
     if (const Json* outputs = r.Array("outputs")) m.outputs = *outputs;
     m.mask = r.StringList("mask");
+    if (const Json* checkpoint = r.Object("checkpoint")) {
+      FieldReader c(*checkpoint, r.PathOf("checkpoint"));
+      m.checkpoint = CheckpointSpec{c.RequiredString("path"), c.RequiredString("uri"), c.Int("keep", 3, 1, 1000)};
+      r.Keep(c.status());
+    }
+    m.resume_round = r.Int("resume_round", 0, 0, std::numeric_limits<int>::max());
     if (!r.ok()) return r.status();
     return m;
   });

@@ -105,6 +105,9 @@ struct LaunchPlan {
   Json inputs = Json::array();         // the task's shares (data/data_plan.h's form, read by data::TaskData)
   Json outputs = Json::array();
   std::vector<std::string> mask;       // secret values masked in the task's log
+  // The task's checkpoints (data/checkpoints.h), if any, and the round it resumes from (0: none).
+  std::optional<CheckpointSpec> checkpoint;
+  int resume_round = 0;
 };
 
 struct ClusterReply {
@@ -130,6 +133,10 @@ struct HeartbeatRequest {
 
 // A preemption: the program is told (SIGTERM, and the preemption file) and has grace_ms to
 // write its checkpoint before it is killed (docs/scheduling.md).
+// After a preemption's grace, how long an agent has to upload the program's last
+// checkpoint (and on_failure outputs) before its container is stopped.
+inline constexpr int64_t kPreemptUploadAllowanceMs = 120'000;
+
 struct PreemptNotice {
   std::string reason;
   int64_t grace_ms = 0;

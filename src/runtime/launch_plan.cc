@@ -10,6 +10,10 @@ protocol::LaunchPlan PlanLaunch(const JobSpec& spec, const FrameworkAdapter& fra
   if (role) {
     for (const auto& [k, v] : role->env) plan.env[k] = v;
     plan.command = role->command;
+    if (const CheckpointSpec* checkpoint = spec.CheckpointOf(*role)) {
+      plan.checkpoint = *checkpoint;
+      plan.resume_round = context.resume_round;
+    }
   }
   for (const auto& [k, v] : framework.TaskEnvironment(spec, cluster, self)) plan.env[k] = v;
   plan.processes.clear();

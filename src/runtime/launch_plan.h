@@ -30,6 +30,7 @@ struct LaunchContext {
   bool runs_board = false;        // the job's board runs beside this task
   Json inputs = Json::array();    // the task's shares (data/data_plan.h)
   Json outputs = Json::array();
+  int resume_round = 0;           // the checkpoint round the attempt resumes from (data/checkpoints.h)
 };
 
 protocol::LaunchPlan PlanLaunch(const JobSpec& spec, const FrameworkAdapter& framework, const ClusterView& cluster,

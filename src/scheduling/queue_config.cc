@@ -47,6 +47,12 @@ class QueueConfigReader {
         auto wait = entry.second.IsScalar() ? ParseDuration(entry.second.Scalar()) : Result<int64_t>(InvalidArgument(""));
         if (!wait.ok() || *wait <= 0) return Fail(Line(entry.second), "max_wait must be a duration above zero", "e.g. max_wait: 1h");
         config.max_wait_ms = *wait;
+      } else if (key == "max_preemption_grace") {
+        auto grace = entry.second.IsScalar() ? ParseDuration(entry.second.Scalar()) : Result<int64_t>(InvalidArgument(""));
+        if (!grace.ok()) {
+          return Fail(Line(entry.second), "max_preemption_grace must be a duration", "e.g. max_preemption_grace: 10m");
+        }
+        config.max_preemption_grace_ms = *grace;
       } else if (key == "queues") {
         if (!entry.second.IsMap()) return Fail(Line(entry.second), "queues must map each queue's name to its settings", Example());
         for (const auto& queue : entry.second) {
@@ -55,7 +61,7 @@ class QueueConfigReader {
           config.queues.push_back(*spec);
         }
       } else {
-        return Fail(Line(entry.first), "has an unknown field `" + key + "`", "the fields are max_wait and queues");
+        return Fail(Line(entry.first), "has an unknown field `" + key + "`", "the fields are max_wait, max_preemption_grace and queues");
       }
     }
     return Finish(config, Line(root));

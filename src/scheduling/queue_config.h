@@ -2,6 +2,7 @@
 // SchedulingConfig, and re-read when the file changes.
 //
 //   max_wait: 1h              # after this long, a job is ordered before all younger ones
+//   max_preemption_grace: 10m # the longest preemption_grace a job may ask for (default 10m)
 //   queues:
 //     research:
 //       guarantee: 40%        # of the cluster's CPUs, memory and GPUs

@@ -64,7 +64,7 @@ TEST(QueueConfig, RefusesEachProblemWithItsLineAndFix) {
       {"queues:\n  a: {user_limit: {gpus: 1.5}}\n", "queues.a.user_limit.gpus must be a whole number above zero"},
       {"queues:\n  a: {user_limit: {memory: lots}}\n", "queues.a.user_limit.memory: "},
       {"max_wait: never\n", "queues.yaml:1: max_wait must be a duration above zero; e.g. max_wait: 1h"},
-      {"queue: {}\n", "queues.yaml:1: has an unknown field `queue`; the fields are max_wait and queues"},
+      {"queue: {}\n", "queues.yaml:1: has an unknown field `queue`; the fields are max_wait, max_preemption_grace and queues"},
       {"queues: [a, b]\n", "queues must map each queue's name to its settings"},
       {"queues: {a: {max: 0%}}\n", "queues.a.max is 0%"},
       {"queues:\n  a:\n    guarantee: 10%\n    preempt_lower_priority: yes\n",

@@ -77,6 +77,8 @@ struct SchedulingConfig {
   bool backfill = true;
   bool preemption = true;  // take lent capacity back; preempt by priority where a queue allows (kFairShare only)
   int64_t max_wait_ms = 3600 * 1000;  // the starvation bound's start: see the contract
+  // The longest preemption_grace a job may ask for (refused at submit beyond it).
+  int64_t max_preemption_grace_ms = 10 * 60 * 1000;
   int max_reservations = 64;
 
   const QueueSpec* FindQueue(const std::string& name) const;

@@ -6,6 +6,7 @@
 #include "common/files.h"
 #include "common/paths.h"
 #include "common/log.h"
+#include "common/units.h"
 #include "runtime/framework.h"
 #include "data/data_plan.h"
 #include "server/saved_models.h"
@@ -273,6 +274,11 @@ Status JobManager::CheckQueue(const JobSpec& spec) {
     return InvalidArgument("queue: the job needs " + need.ToString() + ", more than queue " + queue->name +
                            " may ever use (" + most.ToString() + ", its max); submit it to a larger queue or ask less");
   }
+  if (spec.preemption_grace_ms > config.max_preemption_grace_ms) {
+    return InvalidArgument("preemption_grace: " + FormatDuration(spec.preemption_grace_ms) + " is longer than this server allows (" +
+                           FormatDuration(config.max_preemption_grace_ms) +
+                           ", max_preemption_grace in its queues.yaml); ask for at most that");
+  }
   const Resources& limit = queue->user_limit;
   if (!WithinLimit(limit, Resources{}, need)) {
     return InvalidArgument("queue: the job needs " + need.ToString() + ", more than queue " + queue->name +
@@ -305,12 +311,14 @@ Json JobManager::Queues() {
                           {"used", ResourcesJson(used[queue.name])},
                           {"share", share},
                           {"borrowing", share > queue.guarantee + 1e-9},
+                          {"preempt_lower_priority", queue.preempt_lower_priority},
                           {"running", running[queue.name]},
                           {"waiting", waiting[queue.name]}});
   }
   return Json{{"queues", queues},
               {"capacity", ResourcesJson(capacity)},
               {"max_wait_ms", config.max_wait_ms},
+              {"max_preemption_grace_ms", config.max_preemption_grace_ms},
               {"file", queues_.path()},
               {"error", queues_.error()}};
 }
@@ -335,11 +343,10 @@ Json JobManager::KillLive(const std::string& id) {
     job->state = JobState::kKilled;
     job->message = "killed by the user while queued";
     job->finished_ms = clock_.WallMillis();
-  } else if (auto it = handles_.find(job->id); it != handles_.end()) {
+  } else if (handles_.count(job->id)) {
     job->message = "killing";
-    AttemptLaunch launch = LaunchFor(*job);
-    AttemptHandle handle = it->second;
-    RunInBackground([this, launch, handle] { backend_.KillAttempt(launch, handle); });
+    job->preempt_kill_at_ms = 0;
+    KillInBackground(*job);
   } else if (starting_.count(job->id)) {
     job->message = "killing";  // Started() kills the attempt once the backend has it
   }
@@ -483,9 +490,10 @@ Result<Json> JobManager::Report(const std::string& id, int attempt_number, proto
       ++workers;
     }
     job->progress = workers ? sum / workers : 0;
-    if (!job->kill_requested) job->message = attempt.message;
+    if (!job->kill_requested && job->preempt_reason.empty()) job->message = attempt.message;
     Changed(*job);
-    reply = protocol::Encode(protocol::ReportReply{PendingSaveRequests(attempt.saved_models), series_stored});
+    reply = protocol::Encode(
+        protocol::ReportReply{PendingSaveRequests(attempt.saved_models), series_stored, PreemptNoticeFor(*job)});
   }
   Flush();
   return reply;
@@ -628,6 +636,7 @@ void JobManager::EndAttempt(JobRecord& job, const ExitInfo& am_exit, const std::
   Release(job.id);
   job.message = attempt.message;
   job.preempt_reason.clear();
+  job.preempt_grace_ends_ms = job.preempt_kill_at_ms = 0;
   if (preempted) {
     // Back in its queue, in its place (the policy orders by submission); the attempt does
     // not count against max_attempts.
@@ -740,12 +749,43 @@ void JobManager::StartPreempting(JobRecord& job, const std::string& reason) {
   auto handle = handles_.find(job.id);
   if (handle == handles_.end() || job.kill_requested || !job.preempt_reason.empty()) return;  // still starting, or ending
   job.preempt_reason = reason;
-  job.message = "being preempted: " + reason;
   LogInfo(job.id + " preempted: " + reason);
+  if (!job.attempts.back().am_addr.empty()) {
+    // Its AM serves: the next report's reply tells it, and its programs have their grace
+    // to checkpoint. Whatever is left when that and the last uploads are over is killed.
+    int64_t now = clock_.NowMillis();
+    job.preempt_grace_ends_ms = now + job.spec.preemption_grace_ms;
+    job.preempt_kill_at_ms = job.preempt_grace_ends_ms + protocol::kPreemptUploadAllowanceMs + kPreemptKillMarginMs;
+    job.message = "being preempted: " + reason + "; its programs have " + FormatDuration(job.spec.preemption_grace_ms) +
+                  " to checkpoint";
+  } else {
+    job.message = "being preempted: " + reason;
+    KillInBackground(job);
+  }
+  Changed(job);
+}
+
+void JobManager::KillInBackground(const JobRecord& job) {
+  auto handle = handles_.find(job.id);
+  if (handle == handles_.end()) return;
   AttemptLaunch launch = LaunchFor(job);
   AttemptHandle started = handle->second;
   RunInBackground([this, launch, started] { backend_.KillAttempt(launch, started); });
-  Changed(job);
+}
+
+void JobManager::EnforcePreemptionDeadlines() {
+  int64_t now = clock_.NowMillis();
+  for (auto& [id, job] : live_) {
+    if (job.preempt_kill_at_ms == 0 || now < job.preempt_kill_at_ms) continue;
+    job.preempt_kill_at_ms = 0;
+    LogInfo(id + ": the preempted attempt did not end within its grace and upload allowance; killing it");
+    KillInBackground(job);
+  }
+}
+
+std::optional<protocol::PreemptNotice> JobManager::PreemptNoticeFor(const JobRecord& job) const {
+  if (job.preempt_reason.empty() || job.preempt_grace_ends_ms == 0) return std::nullopt;
+  return protocol::PreemptNotice{job.preempt_reason, std::max<int64_t>(0, job.preempt_grace_ends_ms - clock_.NowMillis())};
 }
 
 void JobManager::Started(const std::string& id, const Result<AttemptHandle>& handle) {
@@ -767,12 +807,7 @@ void JobManager::Started(const std::string& id, const Result<AttemptHandle>& han
   attempt.backend_id = handle->backend_id;
   handles_[id] = *handle;
   Changed(job);
-  if (job.kill_requested) {
-    // Killed while its attempt was being started: kill what started.
-    AttemptLaunch launch = LaunchFor(job);
-    AttemptHandle started = *handle;
-    RunInBackground([this, launch, started] { backend_.KillAttempt(launch, started); });
-  }
+  if (job.kill_requested) KillInBackground(job);  // killed while its attempt was being started
 }
 
 void JobManager::Step() {
@@ -791,6 +826,7 @@ void JobManager::Step() {
   {
     std::lock_guard lock(mutex_);
     ApplyPolls(polled);
+    EnforcePreemptionDeadlines();
     if (!stopping_) {
       for (const std::string& id : AdmitQueued()) to_start.emplace_back(id, LaunchFor(live_[id]));
     }

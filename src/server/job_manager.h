@@ -79,6 +79,9 @@ class JobManager {
   // How many scheduler passes have completed: what a test waits on for "the scheduler has
   // looked at the queue since" instead of sleeping.
   int64_t passes() const { return passes_.load(); }
+  // A preempted attempt whose AM was told (protocol::PreemptNotice) is killed once its
+  // grace, the upload allowance and this margin are over.
+  static constexpr int64_t kPreemptKillMarginMs = 30'000;
 
   Result<std::string> Submit(JobSpec spec);
   Result<Json> Kill(const std::string& id);
@@ -138,6 +141,13 @@ class JobManager {
   std::vector<std::string> AdmitQueued();             // REQUIRES mutex_
   ScheduleInput ScheduleInputNow() const;             // REQUIRES mutex_; without the config
   void Started(const std::string& id, const Result<AttemptHandle>& handle);  // REQUIRES mutex_
+  // Kills the job's running attempt on a thread of its own (KillAttempt blocks).
+  void KillInBackground(const JobRecord& job);  // REQUIRES mutex_
+  // Kills the preempted attempts that outlived their grace and upload allowance.
+  void EnforcePreemptionDeadlines();  // REQUIRES mutex_
+  // The notice an AM's report reply carries while its attempt is being preempted.
+  std::optional<protocol::PreemptNotice> PreemptNoticeFor(const JobRecord& job) const;  // REQUIRES mutex_
+
   // Stops the job's running attempt for another job (the policy's Preemption); the
   // attempt ends PREEMPTED and the job goes back to its queue.
   void StartPreempting(JobRecord& job, const std::string& reason);  // REQUIRES mutex_

@@ -293,6 +293,83 @@ TEST(JobManagerQueues, ABorrowingJobIsPreemptedBackToItsQueueWithoutUsingAnAttem
   EXPECT_EQ(job(borrower)["attempt"], 2);
 }
 
+// A borrower whose AM has reported (it serves) and a research job that takes its place.
+struct NoticedPreemption {
+  explicit NoticedPreemption(const std::string& name)
+      : home(name, "max_preemption_grace: 5m\nqueues:\n  research: {guarantee: 50%}\n  batch: {guarantee: 50%}\n") {}
+  Result<Json> Report(const std::string& state, bool final_report) {
+    return ReportJson(home.manager(), borrower, 1,
+                      Json{{"state", state}, {"am_addr", "127.0.0.1:9"}, {"tasks", Json::array()}, {"final", final_report}});
+  }
+  // Starts the borrower (45 s of grace), has its AM report, then submits the research job.
+  void Start() {
+    JobSpec batch = Spec("batch", 4, 1);
+    batch.queue = "batch";
+    batch.preemption_grace_ms = 45'000;
+    borrower = home.manager().Submit(batch).value();
+    ASSERT_TRUE(home.WaitFor([&] { return home.Job(borrower)["state"] == "RUNNING"; }));
+    Result<Json> reply = Report("RUNNING", false);
+    ASSERT_TRUE(reply.ok()) << reply.status().ToString();
+    EXPECT_FALSE(reply->contains("preempt")) << *reply;
+    JobSpec research = Spec("research", 2, 1);
+    research.queue = "research";
+    owner = home.manager().Submit(research).value();
+    ASSERT_TRUE(home.WaitFor([&] { return home.Job(borrower)["message"].get<std::string>().starts_with("being preempted"); }));
+  }
+  QueuesHome home;
+  std::string borrower, owner;
+};
+
+TEST(JobManagerQueues, AnAmThatServesIsToldOfThePreemptionAndItsProgramsGetTheirGrace) {
+  NoticedPreemption p("notice");
+  ASSERT_TRUE(p.home.jobs.started);
+  p.Start();
+  EXPECT_EQ(p.home.Job(p.borrower)["message"],
+            "being preempted: " + p.owner + " of queue research, which is below its guarantee, needs its resources; queue "
+            "batch was using more than its guarantee; its programs have 45.0s to checkpoint");
+  EXPECT_TRUE(p.home.jobs.backend.killed().empty()) << "the AM is told, not killed";
+  Result<Json> reply = p.Report("RUNNING", false);
+  ASSERT_TRUE(reply.ok());
+  ASSERT_TRUE(reply->contains("preempt")) << *reply;
+  EXPECT_EQ((*reply)["preempt"]["reason"].get<std::string>().substr(0, p.owner.size()), p.owner);
+  int64_t grace = (*reply)["preempt"]["grace_ms"];
+  EXPECT_GT(grace, 0);
+  EXPECT_LE(grace, 45'000);
+  // The AM ends the attempt once its programs checkpointed: preempted, back in its queue.
+  ASSERT_TRUE(p.Report("KILLED", true).ok());
+  p.home.jobs.backend.Finish(p.borrower + "/1", ExitInfo{0, 0});
+  ASSERT_TRUE(p.home.WaitFor([&] { return p.home.Job(p.borrower)["state"] == "QUEUED"; }));
+  EXPECT_EQ(p.home.Job(p.borrower)["attempts"][0]["state"], "PREEMPTED");
+  EXPECT_TRUE(p.home.jobs.backend.killed().empty());
+}
+
+TEST(JobManagerQueues, APreemptedAttemptThatOutlivesItsGraceAndUploadsIsKilled) {
+  NoticedPreemption p("outlives");
+  ASSERT_TRUE(p.home.jobs.started);
+  p.Start();
+  p.home.jobs.clock.Advance(45'000 + protocol::kPreemptUploadAllowanceMs);
+  p.home.manager().Step();
+  EXPECT_TRUE(p.home.jobs.backend.killed().empty()) << "the server's margin is not over yet";
+  p.home.jobs.clock.Advance(JobManager::kPreemptKillMarginMs);
+  ASSERT_TRUE(p.home.WaitFor([&] { return p.home.jobs.backend.killed().size() == 1; }));
+  ASSERT_TRUE(p.home.WaitFor([&] { return p.home.Job(p.borrower)["state"] == "QUEUED"; }));
+  EXPECT_EQ(p.home.Job(p.borrower)["attempts"][0]["state"], "PREEMPTED");
+}
+
+TEST(JobManagerQueues, AGraceLongerThanTheServerAllowsIsRefused) {
+  QueuesHome home("grace", "max_preemption_grace: 2m\n");
+  ASSERT_TRUE(home.jobs.started);
+  JobSpec spec = Spec("patient", 1, 1);
+  spec.preemption_grace_ms = 180'000;
+  auto refused = home.manager().Submit(spec);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(refused.status().message(),
+            "preemption_grace: 3m00s is longer than this server allows (2m00s, max_preemption_grace in its queues.yaml); ask "
+            "for at most that");
+  EXPECT_EQ(home.manager().List(JobFilter{}).value()["total"], 0);
+}
+
 TEST_F(JobManagerTest, RetriesAFailedAttemptUpToMaxAttempts) {
   std::string id = manager_->Submit(Spec("flaky", 1, 1, 2)).value();
   ASSERT_TRUE(Eventually([&] { return State(id) == "RUNNING"; }));

@@ -31,6 +31,10 @@ struct JobRecord {
   double progress = 0;
   bool kill_requested = false;
   std::string preempt_reason;    // while the scheduler stops its attempt for another job ("" otherwise)
+  // A preemption told to the AM (its programs have their grace): when the grace ends, and
+  // when the server kills what is left of the attempt (monotonic; 0: not told, or killed).
+  int64_t preempt_grace_ends_ms = 0;
+  int64_t preempt_kill_at_ms = 0;
   std::string wait_reason;       // while queued: the scheduler's latest reason
   int64_t expected_start_ms = 0;  // while queued: its reservation, 0 when none is known
   std::vector<AttemptRecord> attempts;

@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "common/files.h"
+#include "common/shell_quote.h"
 #include "common/units.h"
 #include "spec/data_variables.h"
 #include "spec/framework_roles.h"
@@ -73,18 +74,6 @@ std::string SafeJobName(const std::string& wanted) {
   if (name.size() > 128) name.resize(128);
   while (!name.empty() && !is_alnum(name.back())) name.pop_back();
   return name.empty() ? "job" : name;
-}
-
-// Shell-quotes one argument for /bin/sh.
-std::string ShellQuote(const std::string& arg) {
-  static const std::regex kSafe("[A-Za-z0-9_./=:,+@%-]+");
-  if (!arg.empty() && std::regex_match(arg, kSafe)) return arg;
-  std::string out = "'";
-  for (char c : arg) {
-    if (c == '\'') out += "'\\''";
-    else out.push_back(c);
-  }
-  return out + "'";
 }
 
 // Reads one YAML document into typed fields, collecting issues instead of stopping.

@@ -5,15 +5,10 @@
 #include <cstring>
 #include <sstream>
 
+#include "common/shell_quote.h"
+
 namespace shoal {
 namespace {
-
-// Single-quotes a word for /bin/sh.
-std::string ShellQuote(const std::string& word) {
-  std::string quoted = "'";
-  for (char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return quoted + "'";
-}
 
 bool IsDigits(const std::string& s) { return !s.empty() && s.find_first_not_of("0123456789") == std::string::npos; }
 

@@ -55,8 +55,8 @@ TEST(SlurmJob, BatchScriptIsAHeterogeneousJobRunningTheAm) {
                         "#SBATCH --ntasks=1 --cpus-per-task=1 --mem-per-cpu=256M\n"),
             std::string::npos)
       << script;
-  EXPECT_NE(script.find("export SHOAL_JOB_ID='job-7'\nexport SHOAL_SLURM_ROLES='worker,ps'\n"), std::string::npos);
-  EXPECT_TRUE(script.ends_with("exec '/opt/shoal' 'am' '--server' 'http://10.0.0.1:7480' '--job' 'job-7'\n")) << script;
+  EXPECT_NE(script.find("export SHOAL_JOB_ID=job-7\nexport SHOAL_SLURM_ROLES=worker,ps\n"), std::string::npos);
+  EXPECT_TRUE(script.ends_with("exec /opt/shoal am --server http://10.0.0.1:7480 --job job-7\n")) << script;
   // All #SBATCH lines come before the first command, or sbatch ignores them.
   EXPECT_LT(script.rfind("#SBATCH"), script.find("export"));
 }
@@ -387,7 +387,7 @@ TEST_F(SlurmBackendTest, StartSubmitsTheScriptAndPollFollowsSqueue) {
   EXPECT_EQ(handle->backend_id, "77");
   EXPECT_EQ(commands_.calls.back(), (std::vector<std::string>{"sbatch", "--parsable", dir_.string() + "/attempt-1/batch.sh"}));
   std::string script = ReadFile(dir_.string() + "/attempt-1/batch.sh").value();
-  EXPECT_NE(script.find("'--backend' 'slurm'"), std::string::npos);
+  EXPECT_NE(script.find("--backend slurm"), std::string::npos);
   EXPECT_NE(script.find("--gpus-per-task=1"), std::string::npos);
 
   squeue_ = R"({"job_id": 77, "het_job_id": 0, "job_state": "PENDING", "state_reason": "Resources"})";
