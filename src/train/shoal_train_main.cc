@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "train/cluster.h"
+#include "train/managed_checkpoint.h"
 #include "train/trainer.h"
 #include "train/train_flags.h"
 
@@ -24,9 +25,12 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "shoal train: cannot join the other workers: %s\n", cluster.status().message().c_str());
     return 1;
   }
+  // From here SIGTERM (a preemption, a kill) means: snapshot, then end (train/managed_checkpoint.h).
+  shoal::train::InstallStopOnSigterm();
   shoal::Status status = shoal::train::RunTrainer(*flags, **cluster);
   if (!status.ok()) {
     std::fprintf(stderr, "shoal train: %s\n", status.message().c_str());
+    if (status.code() == shoal::StatusCode::kAborted && shoal::train::StopRequested()) return 128 + 15;
     return status.code() == shoal::StatusCode::kInvalidArgument || status.code() == shoal::StatusCode::kNotFound ? 2 : 1;
   }
   return 0;

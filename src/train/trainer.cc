@@ -16,6 +16,7 @@
 #include "collective/broadcast.h"
 #include "train/data_source.h"
 #include "train/learning_rate.h"
+#include "train/managed_checkpoint.h"
 #include "train/net.h"
 #include "train/partition.h"
 #include "train/prototxt.h"
@@ -444,7 +445,8 @@ class Run {
   Status Snapshot(int64_t iter) {
     if (!Leader()) return Status::Ok();
     std::string base = SnapshotPrefix() + "_iter_" + std::to_string(iter);
-    RETURN_IF_ERROR(WriteFileAtomic(base + ".caffemodel", Serialize(nets_[0]->ToProto())));
+    const std::string weights = Serialize(nets_[0]->ToProto());
+    RETURN_IF_ERROR(WriteFileAtomic(base + ".caffemodel", weights));
     caffe::SolverState state;
     state.set_iter(static_cast<int>(iter));
     state.set_learned_net(Basename(base) + ".caffemodel");
@@ -457,8 +459,13 @@ class Run {
     pos->set_devices(flags_.devices);
     pos->set_batch_size(static_cast<int>(layout_.batch));
     pos->set_solver_type(solver_.type());
-    RETURN_IF_ERROR(WriteFileAtomic(base + ".solverstate", Serialize(state)));
+    const std::string solverstate = Serialize(state);
+    RETURN_IF_ERROR(WriteFileAtomic(base + ".solverstate", solverstate));
     Report("Snapshotting to " + base + ".caffemodel and " + base + ".solverstate");
+    if (managed_.enabled()) {
+      RETURN_IF_ERROR(managed_.Publish({{Basename(base) + ".caffemodel", weights}, {Basename(base) + ".solverstate", solverstate}}));
+      Report("Checkpoint of iteration " + std::to_string(iter) + " handed to Shoal");
+    }
     return Status::Ok();
   }
 
@@ -502,7 +509,7 @@ class Run {
     const int64_t total = nets_[0]->layout().total;
     for (int d = 0; d < D; ++d) {
       values_.push_back(torch::zeros({total}));
-      grads_.push_back(torch::zeros({total + 1}));  // + the replica's loss
+      grads_.push_back(torch::zeros({total + kExtraSlots}));  // + the replica's loss and the stop flag
       nets_[d]->Bind(values_[d], grads_[d].narrow(0, 0, total));
     }
     solver_state_ = MakeSolverState(nets_[0]->layout(), solver_.type());
@@ -513,11 +520,15 @@ class Run {
       Report("Initialised " + std::to_string(copied) + " blobs from " + flags_.weights);
     }
     int64_t iter = 0;
-    if (!flags_.snapshot.empty()) {
-      ASSIGN_OR_RETURN(iter, Restore(flags_.snapshot));
+    // -snapshot (every worker reads it), else the leader's newest checkpoint in the folder
+    // Shoal restored (a retried or preempted job's).
+    std::string resume = flags_.snapshot.empty() && Leader() ? managed_.NewestSnapshot() : flags_.snapshot;
+    if (!resume.empty()) {
+      ASSIGN_OR_RETURN(iter, Restore(resume));
     }
-    // Every worker starts from rank 0's weights and history.
+    // Every worker starts from rank 0's iteration, weights and history.
     if (cluster_.comm() != nullptr) {
+      RETURN_IF_ERROR(collective::Broadcast(*cluster_.comm(), &iter, 1, collective::DataType::kInt64, 0));
       for (torch::Tensor* t : {&values_[0], &solver_state_.history, &solver_state_.history2}) {
         if (!t->defined()) continue;
         RETURN_IF_ERROR(collective::Broadcast(*cluster_.comm(), t->data_ptr<float>(), static_cast<size_t>(t->numel()),
@@ -576,6 +587,7 @@ class Run {
         nets_[d]->CommitState();
         torch::NoGradGuard no_grad;
         grads_[d][total] = loss.detach();
+        if (d == 0 && StopRequested()) grads_[d][total + 1] = 1.0f;  // summed: every worker learns it
         for (const auto& b : nets_[d]->layout().blobs) {
           if (!b.learnable) grads_[d].narrow(0, b.offset, b.numel).copy_(values_[d].narrow(0, b.offset, b.numel));
         }
@@ -589,6 +601,7 @@ class Run {
       ApplyUpdate(solver_, solver_state_, values_[0], sum.narrow(0, 0, total), rate, iter);
       for (int d = 1; d < D; ++d) values_[d].copy_(values_[0]);
       loss_window += sum[total].item<double>();
+      const bool stop = sum[total + 1].item<float>() > 0;
       ++loss_count;
       ++iter;
       if (iter % check_every == 0 || iter == max_iter) RETURN_IF_ERROR(CheckReplicas(iter));
@@ -603,15 +616,22 @@ class Run {
           std::snprintf(line, sizeof(line), "reporter metric: loss=%.6g lr=%.6g images_per_s=%.1f step=%lld",
                         loss_window / loss_count, rate, ips, static_cast<long long>(iter));
           Report(line);
-          std::snprintf(line, sizeof(line), "reporter progress:%.4f", static_cast<double>(iter) / max_iter);
-          Report(line);
         }
+        // Every worker: a job's progress is its tasks' average.
+        char progress[64];
+        std::snprintf(progress, sizeof(progress), "reporter progress:%.4f", static_cast<double>(iter) / max_iter);
+        Report(progress);
         loss_window = 0;
         loss_count = 0;
       }
       if (solver_.snapshot() > 0 && iter % solver_.snapshot() == 0) {
         RETURN_IF_ERROR(Snapshot(iter));
         last_snapshot = iter;
+      }
+      if (stop) {
+        // SIGTERM reached a worker (a preemption): every worker stops at this iteration.
+        if (last_snapshot != iter) RETURN_IF_ERROR(Snapshot(iter));
+        return Aborted("stopped by SIGTERM at iteration " + std::to_string(iter) + ", after its snapshot");
       }
     }
     double secs = std::chrono::duration<double>(Clock::now() - start).count();
@@ -770,6 +790,10 @@ class Run {
   torch::Tensor test_values_;
   Feed test_feed_;
   Range test_range_;
+  ManagedCheckpoint managed_;  // the checkpoint folder Shoal manages, if the task has one
+  // Each replica's flat gradient buffer holds, after the parameters' gradients, its loss and
+  // the stop flag (SIGTERM seen), summed across workers with the gradients.
+  static constexpr int kExtraSlots = 2;
 };
 
 }  // namespace

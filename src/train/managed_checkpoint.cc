@@ -1,0 +1,91 @@
+#include "train/managed_checkpoint.h"
+
+#include <signal.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <regex>
+#include <set>
+#include <thread>
+
+#include "train/uri.h"
+
+namespace shoal::train {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::atomic<bool> g_stop_requested{false};
+
+void OnSigterm(int) { g_stop_requested.store(true); }
+
+std::string Variable(const char* name) {
+  const char* value = std::getenv(name);
+  return value ? value : "";
+}
+
+// The iteration in "<prefix>_iter_<N>.solverstate", or -1.
+int64_t SnapshotIteration(const std::string& name) {
+  static const std::regex kSnapshot(R"(.*_iter_(\d{1,12})\.solverstate)");
+  std::smatch m;
+  return std::regex_match(name, m, kSnapshot) ? std::stoll(m[1]) : -1;
+}
+
+}  // namespace
+
+ManagedCheckpoint::ManagedCheckpoint()
+    : folder_(Variable("SHOAL_CHECKPOINT_DIR")), marker_(Variable("SHOAL_CHECKPOINT_MARKER")) {}
+
+std::string ManagedCheckpoint::NewestSnapshot() const {
+  if (folder_.empty()) return "";
+  std::string newest;
+  int64_t newest_iter = -1;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(folder_, ec)) {
+    int64_t iter = SnapshotIteration(entry.path().filename().string());
+    if (iter > newest_iter) {
+      newest_iter = iter;
+      newest = entry.path().string();
+    }
+  }
+  return newest;
+}
+
+Status ManagedCheckpoint::Publish(const std::vector<std::pair<std::string, std::string>>& files) {
+  if (folder_.empty()) return Status::Ok();
+  auto give_up = std::chrono::steady_clock::now() + std::chrono::milliseconds(kMarkerWaitMs);
+  std::error_code ec;
+  while (!marker_.empty() && fs::exists(marker_, ec)) {
+    if (std::chrono::steady_clock::now() > give_up) {
+      return Unavailable("Shoal has not taken the previous checkpoint in " + folder_ + " (its marker " + marker_ +
+                         " is still there after " + std::to_string(kMarkerWaitMs / 1000) + " s)");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  std::set<std::string> names;
+  for (const auto& [name, bytes] : files) {
+    RETURN_IF_ERROR(WriteFileAtomic(folder_ + "/" + name, bytes));
+    names.insert(name);
+  }
+  for (const auto& entry : fs::directory_iterator(folder_, ec)) {
+    std::string name = entry.path().filename().string();
+    bool snapshot = name.ends_with(".caffemodel") || name.ends_with(".solverstate");
+    if (snapshot && !names.count(name)) fs::remove(entry.path(), ec);
+  }
+  if (marker_.empty()) return Status::Ok();
+  return WriteFileAtomic(marker_, "");
+}
+
+void InstallStopOnSigterm() {
+  struct sigaction action {};
+  action.sa_handler = OnSigterm;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = SA_RESTART;
+  sigaction(SIGTERM, &action, nullptr);
+}
+
+bool StopRequested() { return g_stop_requested.load(); }
+
+}  // namespace shoal::train

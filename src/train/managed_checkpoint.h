@@ -1,0 +1,46 @@
+// ManagedCheckpoint: `shoal train`'s side of the checkpoints Shoal manages
+// (docs/checkpoints.md), and of preemption.
+//
+// Contract:
+//  - Inside a task with a checkpoint (SHOAL_CHECKPOINT_DIR set), the leader's snapshots
+//    are published there too: Publish waits until Shoal has taken the previous one (its
+//    marker gone, at most kMarkerWaitMs), writes the snapshot's files, removes the
+//    snapshots it published before, then creates the marker SHOAL_CHECKPOINT_MARKER names.
+//  - NewestSnapshot is the .solverstate of the highest iteration in the folder ("" when
+//    none, or outside such a task): what a retried or preempted job resumes from.
+//  - InstallStopOnSigterm makes SIGTERM set StopRequested() instead of ending the
+//    process: the trainer then snapshots at the next iteration every worker agrees on,
+//    and ends.
+// Thread-safety: StopRequested from any thread (a signal handler sets it); the rest from
+// the trainer's main thread.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/status.h"
+
+namespace shoal::train {
+
+inline constexpr int64_t kMarkerWaitMs = 300'000;
+
+class ManagedCheckpoint {
+ public:
+  // Reads SHOAL_CHECKPOINT_DIR and SHOAL_CHECKPOINT_MARKER.
+  ManagedCheckpoint();
+  bool enabled() const { return !folder_.empty(); }
+  std::string NewestSnapshot() const;
+  // files: (name within the folder, bytes), e.g. m_iter_100.caffemodel and its .solverstate.
+  Status Publish(const std::vector<std::pair<std::string, std::string>>& files);
+
+ private:
+  std::string folder_;
+  std::string marker_;
+};
+
+void InstallStopOnSigterm();
+bool StopRequested();
+
+}  // namespace shoal::train

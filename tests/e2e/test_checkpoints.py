@@ -1,0 +1,186 @@
+"""Checkpoints Shoal manages and preemption that loses no work, on a real server with real
+programs: a job of queue batch borrows the whole cluster, a high-priority job of queue
+research takes its share back; the borrower's programs are told (SIGTERM and the
+preemption file), checkpoint within their grace, and the next attempt resumes from the
+checkpoint Shoal restored. A PyTorch DDP job ends with the parameters of an uninterrupted
+run; `shoal train`, preempted twice, with the bytes of one never preempted."""
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from conftest import SHOAL, wait_for, write_spec
+from test_train import EXAMPLE
+
+pytestmark = pytest.mark.slow
+PROGRAMS = Path(__file__).parent / "programs"
+QUEUES = "queues:\n  research: {guarantee: 50%}\n  batch: {guarantee: 50%}\n"
+
+# The job that takes research's share back: it holds 2 CPUs until the test releases it.
+OWNER = """
+name: owner
+queue: research
+priority: high
+roles:
+  worker:
+    cpus: 2
+    memory: 32M
+    command: while [ ! -e {folder}/release-owner ]; do sleep 0.05; done
+"""
+
+
+def take_back(shoal, tmp_path, borrower, progress):
+    """Once the borrower has made `progress`, submits the owner; returns its id once the
+    borrower has been preempted back to its queue."""
+    wait_for(lambda: shoal.status(borrower)["progress"] >= progress, 120, what=f"{borrower} to make progress")
+    owner = shoal.submit(write_spec(tmp_path, OWNER.format(folder=tmp_path), name="owner.yaml"))
+    queued = shoal.wait_state(borrower, "QUEUED", timeout=90)
+    assert queued["attempts"][-1]["state"] == "PREEMPTED", queued["attempts"]
+    shoal.wait_state(owner, "RUNNING")
+    return owner
+
+
+def release_owner(shoal, tmp_path, owner):
+    (tmp_path / "release-owner").touch()
+    shoal.wait_state(owner, "SUCCEEDED")
+    (tmp_path / "release-owner").unlink()
+
+
+def rounds(folder: Path):
+    """The complete checkpoint rounds in a task's folder of the checkpoint URI."""
+    return sorted(p.parent.name for p in folder.glob("*/_SUCCESS"))
+
+
+def test_a_preempted_program_is_told_checkpoints_in_its_grace_and_resumes_where_it_stopped(shoal, tmp_path):
+    (shoal.home / "queues.yaml").write_text(QUEUES)
+    shoal.start_server("--cpus", "4")
+    events = tmp_path / "events"
+    spec = write_spec(tmp_path, f"""
+name: counter
+queue: batch
+preemption_grace: 20s
+checkpoint: {{path: state, uri: {tmp_path}/ckpt, keep: 2}}
+env: {{EVENTS: {events}, TOTAL: "400"}}
+roles:
+  worker:
+    cpus: 4
+    memory: 64M
+    command: /usr/bin/python3 {PROGRAMS}/checkpointed_counter.py
+""")
+    borrower = shoal.submit(spec)
+    owner = take_back(shoal, tmp_path, borrower, 0.3)
+    lines = events.read_text().splitlines()
+    assert lines[0] == "start 0", lines
+    stop = lines[1].split(" ", 2)
+    assert stop[0] == "stop", lines
+    stopped_at = int(stop[1])
+    notice = json.loads(stop[2])
+    assert notice.startswith("SHOAL_PREEMPTED=1\nSHOAL_PREEMPTED_REASON="), notice
+    assert f"{owner} of queue research" in notice and "SHOAL_PREEMPTION_DEADLINE=" in notice, notice
+    status = shoal.run("status", borrower, check=0).stdout
+    assert "PREEMPTED" in status, status
+
+    release_owner(shoal, tmp_path, owner)
+    done = shoal.wait_state(borrower, "SUCCEEDED", timeout=120)
+    assert [a["state"] for a in done["attempts"]] == ["PREEMPTED", "SUCCEEDED"], done["attempts"]
+    lines = events.read_text().splitlines()
+    assert lines[2:] == [f"start {stopped_at}", "done 400"], "the second attempt starts where the first stopped"
+    # Shoal's notes in the task logs: what it uploaded, and what the next attempt restored.
+    first = shoal.logs(borrower, attempt=1)
+    assert "==== shoal: checkpoint round 1 uploaded to " in first, first
+    second = shoal.logs(borrower, attempt=2)
+    assert "==== shoal: restored checkpoint round " in second, second
+    # keep: 2 complete rounds at most, and nothing half-written left beside them.
+    task_folder = tmp_path / "ckpt" / borrower / "worker-0"
+    kept = rounds(task_folder)
+    assert 1 <= len(kept) <= 2, kept
+    assert sorted(p.name for p in task_folder.iterdir()) == kept, list(task_folder.iterdir())
+    assert sorted(p.name for p in (task_folder / kept[-1]).iterdir()) == ["_SUCCESS", "state.json"]
+
+
+def ddp_spec(tmp_path, name, final, queue="default"):
+    return write_spec(tmp_path, f"""
+name: {name}
+framework: pytorch
+queue: {queue}
+checkpoint: {{path: ckpt, uri: file://{tmp_path}/ddp-ckpt, keep: 2}}
+env: {{OMP_NUM_THREADS: "1", FINAL: {final}, STEPS: "300"}}
+roles:
+  worker:
+    instances: 2
+    cpus: 2
+    memory: 1G
+    command: /usr/bin/python3 {PROGRAMS}/ddp_checkpointed.py
+""", name=f"{name}.yaml")
+
+
+def test_a_pytorch_ddp_job_preempted_mid_run_ends_with_the_parameters_of_an_uninterrupted_run(shoal, tmp_path):
+    import torch
+
+    (shoal.home / "queues.yaml").write_text(QUEUES)
+    shoal.start_server("--cpus", "4")
+    straight = shoal.submit(ddp_spec(tmp_path, "straight", tmp_path / "straight.pt"))
+    shoal.wait_state(straight, "SUCCEEDED", timeout=180)
+
+    borrower = shoal.submit(ddp_spec(tmp_path, "preempted", tmp_path / "preempted.pt", queue="batch"))
+    owner = take_back(shoal, tmp_path, borrower, 0.4)
+    first = shoal.logs(borrower, attempt=1)
+    assert "rank 0 preempted at step " in first, first
+    release_owner(shoal, tmp_path, owner)
+    done = shoal.wait_state(borrower, "SUCCEEDED", timeout=180)
+    assert [a["state"] for a in done["attempts"]] == ["PREEMPTED", "SUCCEEDED"], done["attempts"]
+    second = shoal.logs(borrower, attempt=2)
+    stopped = int(first.split("rank 0 preempted at step ")[1].split()[0])
+    assert f"rank 0 starts at step {stopped}" in second, second  # nothing lost
+    a = torch.load(tmp_path / "straight.pt")
+    b = torch.load(tmp_path / "preempted.pt")
+    assert a.keys() == b.keys()
+    for key in a:
+        assert torch.equal(a[key], b[key]), key
+
+
+@pytest.mark.skipif("ASAN_OPTIONS" in os.environ or "TSAN_OPTIONS" in os.environ,
+                    reason="sanitizer builds leave shoal-train (LibTorch) out")
+def test_shoal_train_preempted_twice_ends_byte_identical_to_a_run_never_preempted(shoal, tmp_path):
+    (shoal.home / "queues.yaml").write_text(QUEUES)
+    shoal.start_server("--cpus", "4")
+    conf = tmp_path / "solver.prototxt"
+    conf.write_text((EXAMPLE / "lenet_solver.prototxt").read_text()
+                    .replace('net: "lenet_train_test.prototxt"', f'net: "{EXAMPLE}/lenet_train_test.prototxt"')
+                    .replace("max_iter: 1000", "max_iter: 800").replace("snapshot: 500", "snapshot: 100")
+                    .replace("test_interval: 500", "test_interval: 100000"))
+
+    def spec(name, queue):
+        out = tmp_path / name
+        return write_spec(tmp_path, f"""
+name: {name}
+framework: shoal-train
+queue: {queue}
+checkpoint: {{uri: {tmp_path}/train-ckpt, keep: 2}}
+env: {{OMP_NUM_THREADS: "1"}}
+roles:
+  worker:
+    instances: 2
+    cpus: 2
+    memory: 2G
+    command: {SHOAL} train -train -conf {conf} -model {out}/lenet.caffemodel
+""", name=f"{name}.yaml"), out
+
+    straight_spec, straight_out = spec("straight", "default")
+    straight = shoal.submit(straight_spec)
+    shoal.wait_state(straight, "SUCCEEDED", timeout=400)
+
+    preempted_spec, preempted_out = spec("preempted", "batch")
+    borrower = shoal.submit(preempted_spec)
+    for progress in (0.2, 0.6):  # reported every 100 iterations
+        owner = take_back(shoal, tmp_path, borrower, progress)
+        release_owner(shoal, tmp_path, owner)
+    done = shoal.wait_state(borrower, "SUCCEEDED", timeout=400)
+    assert [a["state"] for a in done["attempts"]] == ["PREEMPTED", "PREEMPTED", "SUCCEEDED"], done["attempts"]
+    for attempt in (2, 3):
+        log = shoal.logs(borrower, attempt=attempt)
+        assert "Resuming from " in log and "==== shoal: restored checkpoint round " in log, log
+    first = shoal.logs(borrower, attempt=1)
+    assert "stopped by SIGTERM at iteration " in first, first
+    assert (preempted_out / "lenet.caffemodel").read_bytes() == (straight_out / "lenet.caffemodel").read_bytes()
