@@ -1,6 +1,9 @@
 #include "data/data_plan.h"
 
 #include <algorithm>
+#include <set>
+
+#include "common/secret.h"
 
 #include "data/split.h"
 #include "storage/glob.h"
@@ -108,6 +111,25 @@ Status ValidateData(const JobSpec& spec) {
     ASSIGN_OR_RETURN(std::shared_ptr<storage::Storage> store, storage::OpenStorage(output.uri));
     RETURN_IF_ERROR(store->CheckRoot(output.uri).WithContext("output \"" + output.name + "\""));
   }
+  std::set<std::string> checkpoints;
+  if (spec.checkpoint) checkpoints.insert(spec.checkpoint->uri);
+  for (const RoleSpec& role : spec.roles) {
+    if (role.checkpoint) checkpoints.insert(role.checkpoint->uri);
+  }
+  for (const std::string& uri : checkpoints) RETURN_IF_ERROR(CheckWritable(uri, "checkpoint.uri"));
+  return Status::Ok();
+}
+
+Status CheckWritable(const std::string& uri, const std::string& field) {
+  ASSIGN_OR_RETURN(std::shared_ptr<storage::Storage> store, storage::OpenStorage(uri));
+  RETURN_IF_ERROR(store->CheckRoot(uri).WithContext(field));
+  ASSIGN_OR_RETURN(std::string nonce, RandomToken(8));
+  std::string probe = storage::JoinUri(uri, "_shoal-write-probe-" + nonce);
+  if (Status written = store->PutString(probe, ""); !written.ok()) {
+    return InvalidArgument(field + ": cannot write to '" + uri + "' (" + written.message() +
+                           "); give a folder this job's account can create and write");
+  }
+  (void)store->Delete(probe);
   return Status::Ok();
 }
 

@@ -15,7 +15,8 @@
 //               commit is false for the tasks `from` does not pick and for service
 //               roles: their folder is scratch space, never uploaded.
 //  - ValidateData is what the CLI runs before submitting: every input matches something,
-//    every scheme is known, every bucket exists (inputs and outputs). Errors are the
+//    every scheme is known, every bucket exists (inputs and outputs), every checkpoint
+//    folder can be written (CheckWritable). Errors are the
 //    user's to fix (kInvalidArgument, kNotFound, kFailedPrecondition for credentials).
 // Thread-safety: a value after Make; const methods may be called from any thread.
 #pragma once
@@ -50,5 +51,8 @@ std::string SavedModelRoot(const std::string& output_uri, const std::string& nam
 std::vector<std::string> SavedModelFolders(const JobSpec& spec, const std::string& name);
 
 Status ValidateData(const JobSpec& spec);
+// Whether an object can be written under the folder `uri` (a probe, written and deleted);
+// kInvalidArgument naming `field`, the URI and the fix otherwise.
+Status CheckWritable(const std::string& uri, const std::string& field);
 
 }  // namespace shoal::data

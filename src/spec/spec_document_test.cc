@@ -14,6 +14,8 @@ framework: generic
 cluster: local
 workdir: /srv/jobs/w
 max_attempts: 3
+preemption_grace: 2m
+checkpoint: {path: state, uri: s3://bucket/ckpt, keep: 5}
 env:
   PLAIN: "1"
   TOKEN: {secret: s3cr3t}
@@ -32,6 +34,7 @@ roles:
     memory: 1000000007
     command: sleep 1
     service: true
+    checkpoint: {uri: /srv/ckpt/alpha}
 files: [/srv/config.json]
 archives:
   - {path: /srv/env.tar.gz, name: env, prepend: {PYTHONPATH: [lib, .]}}

@@ -187,6 +187,15 @@ TEST(ParseJobSpec, RefusesBadSpecsNamingTheLineAndField) {
       {"roles: {w: {command: t}}\npriority: 1.5", "job.yaml:2: priority"},            // not whole
       {"roles: {w: {command: t}}\nqueue: Research!", "job.yaml:2: queue"},            // bad queue name
       {"roles: {w: {command: t}}\nestimate: 0s", "job.yaml:2: estimate"},             // zero estimate
+      {"roles: {w: {command: t}}\npreemption_grace: 2h", "job.yaml:2: preemption_grace"},      // past 1h
+      {"roles: {w: {command: t}}\ncheckpoint: {path: c}", "job.yaml:2: checkpoint.uri"},       // no uri
+      {"roles: {w: {command: t}}\ncheckpoint: {uri: /c, keep: 0}", "job.yaml:2: checkpoint.keep"},
+      {"roles: {w: {command: t}}\ncheckpoint: {uri: '/c/*'}", "job.yaml:2: checkpoint.uri"},   // a glob
+      {"roles: {w: {command: t}}\ncheckpoint: {uri: /c, path: ../up}", "job.yaml:2: checkpoint.path"},
+      {"roles: {w: {command: t}}\ncheckpoint: {uri: /c, every: 5}", "job.yaml:2: checkpoint.every"},
+      {"roles: {w: {command: t, checkpoint: [/c]}}", "job.yaml:1: roles.w.checkpoint"},
+      {"roles: {w: {command: t}}\noutputs: [{name: m, uri: /o}]\ncheckpoint: {uri: /o/ckpt}",
+       "checkpoint.uri: '/o/ckpt' overlaps outputs[0]"},
   };
   for (const Case& c : cases) {
     auto parsed = ParseJobSpec(c.text, Options());

@@ -21,22 +21,38 @@ std::string RealPath(const std::string& path) {
 
 // A local output must not be '/', the server's home or a folder above it: the commit
 // writes _SUCCESS and a folder per task into it, beside Shoal's own state.
+// Why a local folder Shoal writes into may not be `uri` ("" when it may).
+std::string HomeProblem(const std::string& uri, const std::string& home) {
+  if (!uri.starts_with("/") && !uri.starts_with("file://")) return "";
+  std::string folder = RealPath(uri.starts_with("file://") ? uri.substr(7) : uri);
+  if (folder == "/") return "is the root folder";
+  if (folder == home) return "is the server's home (" + home + ")";
+  if (home.starts_with(folder + "/")) return "holds the server's home (" + home + ")";
+  return "";
+}
+
+// Local outputs and checkpoint folders must not be '/', the server's home or a folder
+// above it: commits write _SUCCESS and a folder per task into them, beside Shoal's state.
 std::vector<SpecIssue> CheckOutputsSpareTheHome(const JobSpec& spec, const std::string& server_home) {
   std::vector<SpecIssue> issues;
   std::string home = RealPath(server_home);
   for (size_t i = 0; i < spec.outputs.size(); ++i) {
     const std::string& uri = spec.outputs[i].uri;
-    if (!uri.starts_with("/") && !uri.starts_with("file://")) continue;
-    std::string folder = RealPath(uri.starts_with("file://") ? uri.substr(7) : uri);
-    std::string problem;
-    if (folder == "/") problem = "is the root folder";
-    else if (folder == home) problem = "is the server's home (" + home + ")";
-    else if (home.starts_with(folder + "/")) problem = "holds the server's home (" + home + ")";
+    std::string problem = HomeProblem(uri, home);
     if (problem.empty()) continue;
     issues.push_back({"outputs[" + std::to_string(i) + "].uri",
                       "'" + uri + "' " + problem + "; the commit writes _SUCCESS and a folder per task into it",
                       "upload into a folder of the output's own, e.g. /data/models/" + spec.outputs[i].name});
   }
+  auto check_checkpoint = [&](const std::string& field, const std::optional<CheckpointSpec>& checkpoint) {
+    if (!checkpoint) return;
+    std::string problem = HomeProblem(checkpoint->uri, home);
+    if (problem.empty()) return;
+    issues.push_back({field, "'" + checkpoint->uri + "' " + problem + "; checkpoints are written into it",
+                      "keep checkpoints in a folder of their own, e.g. /data/checkpoints"});
+  };
+  check_checkpoint("checkpoint.uri", spec.checkpoint);
+  for (const RoleSpec& role : spec.roles) check_checkpoint("roles." + role.name + ".checkpoint.uri", role.checkpoint);
   return issues;
 }
 

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include "submission/launch_limits.h"
 
 namespace shoal {
@@ -71,6 +73,29 @@ TEST(CheckSubmission, RefusesALocalOutputThatIsTheRootTheHomeOrAboveIt) {
     Status status = CheckSubmission(parsed, kCapacity, home);
     EXPECT_EQ(status.message().find("outputs[0].uri"), std::string::npos) << uri << ": " << status.message();
   }
+}
+
+TEST(CheckSubmission, RefusesACheckpointFolderInTheHomeOrOneThatCannotBeWritten) {
+  const std::string home = "/tmp/shoal-submission-test-home/.shoal";
+  ParsedSpec in_home = Parse("checkpoint: {uri: " + home + "}\nroles: {w: {command: a}}\n");
+  Status status = CheckSubmission(in_home, kCapacity, home);
+  EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(status.message().find("checkpoint.uri: '" + home + "' is the server's home"), std::string::npos)
+      << status.message();
+  ParsedSpec role = Parse("roles: {w: {command: a, checkpoint: {uri: /}}}\n");
+  status = CheckSubmission(role, kCapacity, home);
+  EXPECT_NE(status.message().find("roles.w.checkpoint.uri: '/' is the root folder"), std::string::npos)
+      << status.message();
+  // /proc takes no new file, whoever asks.
+  ParsedSpec unwritable = Parse("checkpoint: {uri: /proc/shoal-checkpoints}\nroles: {w: {command: a}}\n");
+  status = CheckSubmission(unwritable, kCapacity, home);
+  EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(status.message().find("checkpoint.uri: cannot write to '/proc/shoal-checkpoints'"), std::string::npos)
+      << status.message();
+  ParsedSpec writable = Parse("checkpoint: {uri: /tmp/shoal-submission-test-checkpoints}\nroles: {w: {command: a}}\n");
+  EXPECT_TRUE(CheckSubmission(writable, kCapacity, home).ok());
+  EXPECT_TRUE(std::filesystem::is_empty("/tmp/shoal-submission-test-checkpoints")) << "the probe is deleted";
+  std::filesystem::remove_all("/tmp/shoal-submission-test-checkpoints");
 }
 
 }  // namespace

@@ -99,6 +99,26 @@ roles:
     assert sorted(p.name for p in (task_folder / kept[-1]).iterdir()) == ["_SUCCESS", "state.json"]
 
 
+def test_a_retried_attempt_resumes_from_the_newest_complete_checkpoint(shoal, tmp_path):
+    shoal.start_server()
+    events = tmp_path / "events"
+    spec = write_spec(tmp_path, f"""
+name: crashes-once
+max_attempts: 2
+checkpoint: {{uri: {tmp_path}/ckpt}}
+env: {{EVENTS: {events}, TOTAL: "200", FAIL_ONCE_AT: "120", FAILED_FLAG: {tmp_path}/failed}}
+roles:
+  worker:
+    memory: 64M
+    command: /usr/bin/python3 {PROGRAMS}/checkpointed_counter.py
+""")
+    result, job_id = shoal.run_job(spec, check=0, timeout=120)
+    done = shoal.status(job_id)
+    assert [a["state"] for a in done["attempts"]] == ["FAILED", "SUCCEEDED"], done["attempts"]
+    # Checkpointed every 50 steps: the retry starts from step 100, not from 0.
+    assert events.read_text().splitlines() == ["start 0", "crash 120", "start 100", "done 200"]
+
+
 def ddp_spec(tmp_path, name, final, queue="default"):
     return write_spec(tmp_path, f"""
 name: {name}
@@ -184,3 +204,20 @@ roles:
     first = shoal.logs(borrower, attempt=1)
     assert "stopped by SIGTERM at iteration " in first, first
     assert (preempted_out / "lenet.caffemodel").read_bytes() == (straight_out / "lenet.caffemodel").read_bytes()
+
+
+def test_an_unwritable_checkpoint_folder_and_a_grace_past_the_servers_are_refused_at_submit(shoal, tmp_path):
+    (shoal.home / "queues.yaml").write_text("max_preemption_grace: 1m\n")
+    shoal.start_server()
+    cases = [
+        ("checkpoint: {uri: /proc/shoal-checkpoints}\n", "checkpoint.uri: cannot write to '/proc/shoal-checkpoints'"),
+        (f"checkpoint: {{uri: {shoal.home}}}\n", "is the server's home"),
+        ("preemption_grace: 2m\n", "preemption_grace: 2m00s is longer than this server allows (1m00s"),
+        ("checkpoint: {uri: /tmp/c, keep: 0}\n", "checkpoint.keep: must be between 1 and 1000"),
+    ]
+    for extra, expected in cases:
+        spec = write_spec(tmp_path, "roles: {worker: {command: 'true', memory: 32M}}\n" + extra)
+        result = shoal.run("submit", str(spec))
+        assert result.returncode == 2, (extra, result)
+        assert expected in result.stderr, (extra, result.stderr)
+    assert json.loads(shoal.run("list", "--json", check=0).stdout)["total"] == 0, "nothing was queued"

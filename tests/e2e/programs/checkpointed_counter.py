@@ -10,6 +10,7 @@ import sys
 import time
 
 TOTAL = int(os.environ.get("TOTAL", "400"))
+FAIL_ONCE_AT = int(os.environ.get("FAIL_ONCE_AT", "0"))
 folder = os.environ["SHOAL_CHECKPOINT_DIR"]
 marker = os.environ["SHOAL_CHECKPOINT_MARKER"]
 state = os.path.join(folder, "state.json")
@@ -49,6 +50,10 @@ while step < TOTAL:
         notice = open(os.environ["SHOAL_PREEMPTION_FILE"]).read()
         note(f"stop {step} " + json.dumps(notice))
         sys.exit(0)
+    if step == FAIL_ONCE_AT and not os.path.exists(os.environ["FAILED_FLAG"]):
+        open(os.environ["FAILED_FLAG"], "w").close()
+        note(f"crash {step}")
+        sys.exit(3)
     step += 1
     print(f"reporter progress:{step / TOTAL:.4f}", file=sys.stderr, flush=True)
     time.sleep(0.02)
