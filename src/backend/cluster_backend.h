@@ -64,6 +64,9 @@ struct AttemptNote {
   // Addresses of the nodes whose failure ended it, as tasks name their hosts: a task that
   // ran there says its node failed.
   std::vector<std::string> failed_hosts;
+  // The cluster preempted it for another job (Slurm's preemption): the server treats the
+  // attempt as it treats its own preemptions (PREEMPTED, back in the queue, not counted).
+  bool preempted = false;
 };
 
 class ClusterBackend {

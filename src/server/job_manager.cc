@@ -588,10 +588,12 @@ void JobManager::Release(const std::string& id) {
 }
 
 void JobManager::EndAttempt(JobRecord& job, const ExitInfo& am_exit, const std::string& cluster_failure,
-                            const std::vector<std::string>& failed_hosts) {
+                            const std::vector<std::string>& failed_hosts, bool cluster_preempted) {
   AttemptRecord& attempt = job.attempts.back();
   bool reported_end = attempt.final_reported && IsFinal(attempt.state);
-  // A preemption that came after the attempt had already succeeded changes nothing.
+  // Shoal's preemption, or the cluster's own (Slurm's). One that came after the attempt
+  // had already succeeded changes nothing.
+  if (cluster_preempted && job.preempt_reason.empty()) job.preempt_reason = cluster_failure;
   const bool preempted = !job.preempt_reason.empty() && !job.kill_requested &&
                          !(reported_end && attempt.state == AttemptState::kSucceeded);
   if (preempted) {
@@ -669,7 +671,7 @@ void JobManager::ApplyPolls(const std::vector<Polled>& polled) {
     if (it == handles_.end() || it->second.backend_id != p.handle.backend_id) continue;  // ended meanwhile
     JobRecord& job = live_[p.id];
     if (p.exit) {
-      EndAttempt(job, *p.exit, p.note.ended_by_cluster ? p.note.message : "", p.note.failed_hosts);
+      EndAttempt(job, *p.exit, p.note.ended_by_cluster ? p.note.message : "", p.note.failed_hosts, p.note.preempted);
       continue;
     }
     // Until its AM reports, an attempt shows what the cluster says of it (Slurm's reasons).

@@ -159,8 +159,9 @@ class JobManager {
   void Flush();
   // cluster_failure: the backend's words when the cluster itself ended the attempt.
   // `failed_hosts`: the hosts whose failure ended it (AttemptNote); their tasks say so.
+  // `cluster_preempted`: the cluster preempted the attempt (AttemptNote::preempted).
   void EndAttempt(JobRecord& job, const ExitInfo& am_exit, const std::string& cluster_failure = "",
-                  const std::vector<std::string>& failed_hosts = {});  // REQUIRES mutex_
+                  const std::vector<std::string>& failed_hosts = {}, bool cluster_preempted = false);  // REQUIRES mutex_
   void Changed(JobRecord& job);                              // REQUIRES mutex_
   // A change watchers see but the history need not keep (a queued job's new reason).
   void Shown(JobRecord& job);                                // REQUIRES mutex_

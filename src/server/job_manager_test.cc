@@ -155,6 +155,19 @@ TEST_F(JobManagerTest, AnAttemptTheClusterEndedFailsAndIsRetriedWhateverTheAmSai
   EXPECT_EQ(first["message"], "node node2 failed; Slurm ended the attempt (NODE_FAIL)");
 }
 
+TEST_F(JobManagerTest, AnAttemptTheClusterPreemptedGoesBackToItsQueueWithoutUsingAnAttempt) {
+  std::string id = manager_->Submit(Spec("slurm-preempted", 1, 1, 1)).value();
+  ASSERT_TRUE(Eventually([&] { return State(id) == "RUNNING"; }));
+  AttemptNote preempted{"Slurm preempted the attempt for another job (PREEMPTED)", true};
+  preempted.preempted = true;
+  backend_.SetNote(id + "/1", preempted);
+  ReportEnd(id, 1, "FAILED");  // the AM took the SIGTERM for a failure
+  ASSERT_TRUE(Eventually([&] { return backend_.started().size() == 2; })) << "max_attempts: 1, and it runs again";
+  Json first = manager_->Get(id, 0, 0).value()["attempts"][0];
+  EXPECT_EQ(first["state"], "PREEMPTED");
+  EXPECT_EQ(first["message"], "preempted: Slurm preempted the attempt for another job (PREEMPTED)");
+}
+
 TEST_F(JobManagerTest, ATaskOnTheNodeThatFailedSaysSo) {
   std::string id = manager_->Submit(Spec("node-fails", 2, 1, 2)).value();
   ASSERT_TRUE(Eventually([&] { return State(id) == "RUNNING"; }));

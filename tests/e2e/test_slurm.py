@@ -450,20 +450,24 @@ roles:
     assert "TIMEOUT" not in json.dumps(final), "stopped by Shoal before Slurm's limit"
 
 
-def test_preemption_gives_the_program_sigterm_and_the_retry_succeeds(on_slurm, tmp_path):
+def test_slurms_preemption_requeues_the_job_which_resumes_from_its_checkpoint(on_slurm, tmp_path):
     """A job of a higher-tier partition (the test cluster's hidden `urgent`) preempts the
-    Shoal job (PreemptMode=CANCEL, GraceTime=10): the program's TERM trap runs, attempt 1
-    fails naming the preemption, not a user's kill, and attempt 2 succeeds."""
-    spec = write_spec(tmp_path, """
+    Shoal job (PreemptMode=CANCEL, GraceTime=10): the program's TERM trap writes a
+    checkpoint and marks it; attempt 1 ends PREEMPTED (Slurm's preempt time says so, though
+    the AM ended in the grace), not counted against max_attempts: 1, and attempt 2, on
+    whichever node, starts from the checkpoint Shoal uploaded to the shared file system."""
+    spec = write_spec(tmp_path, f"""
 name: preemptible
-max_attempts: 2
+max_attempts: 1
+checkpoint: {{uri: {tmp_path}/ckpt}}
 roles:
   worker:
     cpus: 4
     memory: 256M
     command: >-
-      if [ "$SHOAL_ATTEMPT" = 1 ]; then trap 'echo "got TERM, saving"; exit 0' TERM; echo started;
-      while true; do sleep 0.2; done; fi; echo done
+      if [ -e "$SHOAL_CHECKPOINT_DIR/state" ]; then echo "resumed from $(cat $SHOAL_CHECKPOINT_DIR/state)"; exit 0; fi;
+      trap 'echo "got TERM, saving"; echo step-42 > $SHOAL_CHECKPOINT_DIR/state; touch $SHOAL_CHECKPOINT_MARKER; exit 0' TERM;
+      echo started; while true; do sleep 0.2; done
 """)
     job = on_slurm.submit(spec)
     detail = wait_for(lambda: (d := on_slurm.status(job))["attempts"] and
@@ -477,11 +481,10 @@ roles:
     final = on_slurm.wait_state(job, ("SUCCEEDED", "FAILED", "KILLED"), timeout=120)
     assert final["state"] == "SUCCEEDED" and len(final["attempts"]) == 2, final
     first = final["attempts"][0]
-    # The programs end within the GraceTime, so Slurm records the job as ended by its AM,
-    # and the AM says why: the task was stopped from outside Shoal.
-    assert first["state"] == "FAILED", first
-    assert ("stopped from outside Shoal: its container got SIGTERM" in first["message"]
-            or "PREEMPTED" in first["message"]), first
+    assert first["state"] == "PREEMPTED", first
+    assert "Slurm preempted the attempt for another job" in first["message"], first
     assert "killed by the user" not in json.dumps(first), first
-    assert "got TERM, saving" in on_slurm.logs(job, attempt=1)
+    first_log = on_slurm.logs(job, attempt=1)
+    assert "got TERM, saving" in first_log and "==== shoal: checkpoint round 1 uploaded" in first_log, first_log
+    assert "resumed from step-42" in on_slurm.logs(job, attempt=2)
     wait_for(lambda: not slurm("squeue", "-h").strip(), 30, what="the urgent job to end")

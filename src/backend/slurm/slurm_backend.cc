@@ -297,6 +297,7 @@ AttemptNote SlurmBackend::Note(const AttemptHandle& handle) {
   const SlurmJobState& state = *it->second.state;
   if (IsFinalSlurmState(state.state)) {
     AttemptNote note{it->second.ended_note, EndedByCluster(it->second) || state.state == "GONE", {}};
+    note.preempted = EndedByCluster(it->second) && (state.preempted || state.state == "PREEMPTED");
     for (const std::string& node : it->second.failed_nodes) {
       auto address = node_addresses_.find(node);
       note.failed_hosts.push_back(address == node_addresses_.end() ? node : address->second);
@@ -350,6 +351,7 @@ void SlurmBackend::CleanUpAttempt(const AttemptLaunch& launch) {
 
 bool SlurmBackend::EndedByCluster(const Watched& w) {
   if (!w.state || !IsFinalSlurmState(w.state->state)) return false;
+  if (w.state->preempted && !w.cancelled_by_shoal) return true;  // ended in its grace, by its AM
   return IsClusterFailure(w.state->state) || (w.state->state == "CANCELLED" && !w.cancelled_by_shoal);
 }
 

@@ -40,6 +40,7 @@ void Fold(std::map<std::string, SlurmJobState>& jobs, const std::string& leader,
   const SlurmJobState& leader_state = is_leader ? component : job;
   merged.exit_code = leader_state.exit_code;
   merged.signal = leader_state.signal;
+  merged.preempted = job.preempted || component.preempted;
   if (!job.nodes.empty() && !component.nodes.empty() && job.nodes != component.nodes) {
     merged.nodes = is_leader ? component.nodes + "," + job.nodes : job.nodes + "," + component.nodes;
   }
@@ -105,6 +106,7 @@ Result<std::map<std::string, SlurmJobState>> ParseSqueueJson(const std::string& 
     }
     state.reason = Text(entry, "state_reason");
     state.nodes = Text(entry, "nodes");
+    state.preempted = Number(entry, "preempt_time") > 0;
     int64_t raw = Number(entry, "exit_code");  // a wait status
     state.signal = static_cast<int>(raw & 0x7f);
     state.exit_code = static_cast<int>((raw >> 8) & 0xff);
@@ -159,6 +161,7 @@ Result<std::map<std::string, SlurmJobState>> ParseScontrolJobs(const std::string
     state.state = fields["JobState"];
     state.reason = fields.count("Reason") ? fields["Reason"] : "";
     state.nodes = fields.count("NodeList") && fields["NodeList"] != "(null)" ? fields["NodeList"] : "";
+    state.preempted = fields.count("PreemptTime") && fields["PreemptTime"] != "None" && !fields["PreemptTime"].empty();
     std::string exit = fields.count("ExitCode") ? fields["ExitCode"] : "0:0";
     size_t colon = exit.find(':');
     state.exit_code = std::atoi(exit.substr(0, colon).c_str());
@@ -199,7 +202,7 @@ std::string DescribeClusterEnd(const SlurmJobState& job, const std::vector<std::
                                : std::string(down_nodes.size() > 1 ? "nodes " : "node ") + nodes) +
            " failed; Slurm ended the attempt (NODE_FAIL)";
   }
-  if (job.state == "PREEMPTED") return "Slurm preempted the attempt for another job (PREEMPTED)";
+  if (job.state == "PREEMPTED" || job.preempted) return "Slurm preempted the attempt for another job (PREEMPTED)";
   if (job.state == "TIMEOUT") return "the attempt reached its Slurm time limit (TIMEOUT)";
   if (job.state == "BOOT_FAIL") return "Slurm could not boot the attempt's nodes (BOOT_FAIL)";
   if (job.state == "DEADLINE") return "the attempt passed its Slurm deadline (DEADLINE)";

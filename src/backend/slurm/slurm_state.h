@@ -27,6 +27,9 @@ struct SlurmJobState {
   std::string nodes;     // Slurm's node list, e.g. node[1-2]
   int exit_code = 0;     // the batch script's (the AM's) exit code
   int signal = 0;        // or the signal that ended it
+  // Slurm chose the job for preemption (squeue's preempt_time, scontrol's PreemptTime):
+  // whatever state it ends in, the cluster ended it for another job.
+  bool preempted = false;
 };
 
 // Whether Slurm is done with a job in this state.

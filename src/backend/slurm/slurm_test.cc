@@ -214,6 +214,10 @@ TEST(SlurmState, SacctAndScontrolAnswerForJobsSqueueForgot) {
   ASSERT_TRUE(shown.ok()) << shown.status().ToString();
   EXPECT_EQ(shown->size(), 1u);
   EXPECT_EQ(shown->at("50").state, "PREEMPTED");
+  auto during_grace = ParseScontrolJobs("JobId=51 JobName=x\n   JobState=RUNNING Reason=None\n   PreemptTime=2026-12-03T07:46:55\n");
+  ASSERT_TRUE(during_grace.ok());
+  EXPECT_TRUE(during_grace->at("51").preempted);
+  EXPECT_FALSE(shown->at("50").preempted) << "no PreemptTime";
   EXPECT_EQ(shown->at("50").signal, 9);
 }
 
@@ -415,6 +419,30 @@ TEST_F(SlurmBackendTest, ANodeFailureEndsTheAttemptNamingTheNode) {
   EXPECT_TRUE(note.ended_by_cluster);
   EXPECT_EQ(note.message, "node node2 failed; Slurm ended the attempt (NODE_FAIL)");
   EXPECT_EQ(note.failed_hosts, std::vector<std::string>{"node2"}) << "a node Connect() never read keeps its name";
+}
+
+TEST_F(SlurmBackendTest, AJobSlurmChoseForPreemptionIsPreemptedEvenWhenItsAmEndedInTheGrace) {
+  auto handle = backend_.StartAttempt(Launch());
+  ASSERT_TRUE(handle.ok());
+  // The AM stopped its tasks on SIGTERM and exited 1 before the grace ended: Slurm says
+  // FAILED, but its preempt time says why.
+  squeue_ = R"({"job_id": 77, "het_job_id": 0, "job_state": "FAILED", "exit_code": 256, "preempt_time": 1796284001})";
+  auto exit = backend_.PollAttempt(*handle);
+  ASSERT_TRUE(exit.has_value());
+  AttemptNote note = backend_.Note(*handle);
+  EXPECT_TRUE(note.ended_by_cluster);
+  EXPECT_TRUE(note.preempted);
+  EXPECT_EQ(note.message, "Slurm preempted the attempt for another job (PREEMPTED)");
+}
+
+TEST_F(SlurmBackendTest, AFailureWithoutAPreemptTimeIsNotAPreemption) {
+  auto handle = backend_.StartAttempt(Launch());
+  ASSERT_TRUE(handle.ok());
+  squeue_ = R"({"job_id": 77, "het_job_id": 0, "job_state": "FAILED", "exit_code": 256, "preempt_time": 0})";
+  ASSERT_TRUE(backend_.PollAttempt(*handle).has_value());
+  AttemptNote note = backend_.Note(*handle);
+  EXPECT_FALSE(note.ended_by_cluster);
+  EXPECT_FALSE(note.preempted);
 }
 
 // The poller records a job's final state, then asks sinfo which node failed; until the
