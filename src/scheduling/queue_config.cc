@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <regex>
 
 #include "common/files.h"
 #include "common/log.h"
@@ -122,6 +123,26 @@ class QueueConfigReader {
     return limit;
   }
 
+  // slurm: {partition: gpu, qos: high}: what a queue's jobs ask Slurm for.
+  Status ReadSlurm(const YAML::Node& node, QueueSpec& queue) const {
+    std::string what = "queues." + queue.name + ".slurm";
+    if (!node.IsMap()) return Fail(Line(node), what + " must be a mapping", "e.g. slurm: {partition: gpu, qos: high}");
+    static const std::regex kSlurmName("[A-Za-z0-9_.-]{1,64}");
+    for (const auto& entry : node) {
+      std::string key = entry.first.Scalar();
+      std::string value = entry.second.IsScalar() ? entry.second.Scalar() : "";
+      if (key != "partition" && key != "qos") {
+        return Fail(Line(entry.first), what + " has an unknown field `" + key + "`", "the fields are partition and qos");
+      }
+      if (!std::regex_match(value, kSlurmName)) {
+        return Fail(Line(entry.second), what + "." + key + " must be a Slurm name (letters, digits, _ . -)",
+                    "e.g. " + key + ": " + (key == "qos" ? "high" : "gpu"));
+      }
+      (key == "partition" ? queue.slurm_partition : queue.slurm_qos) = value;
+    }
+    return Status::Ok();
+  }
+
   Result<QueueSpec> ReadQueue(const YAML::Node& name_node, const YAML::Node& node) const {
     QueueSpec queue;
     queue.name = name_node.Scalar();
@@ -142,9 +163,11 @@ class QueueConfigReader {
         ASSIGN_OR_RETURN(queue.user_limit, Limit(entry.second, queue.name));
       } else if (key == "preempt_lower_priority") {
         ASSIGN_OR_RETURN(queue.preempt_lower_priority, Flag(entry.second, what, key));
+      } else if (key == "slurm") {
+        RETURN_IF_ERROR(ReadSlurm(entry.second, queue));
       } else {
         return Fail(Line(entry.first), "queues." + queue.name + " has an unknown field `" + key + "`",
-                    "the fields are guarantee, max, user_limit and preempt_lower_priority");
+                    "the fields are guarantee, max, user_limit, preempt_lower_priority and slurm");
       }
     }
     if (!has_max) queue.max = 1;

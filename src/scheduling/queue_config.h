@@ -9,6 +9,7 @@
 //       max: 80%              # what it may borrow up to (default 100%)
 //       user_limit: {cpus: 8, memory: 32G, gpus: 2}
 //       preempt_lower_priority: true   # its jobs may preempt its lower-priority ones (default false)
+//       slurm: {partition: gpu, qos: high}   # on Slurm, what its jobs ask for (default: the server's)
 //     prod:
 //       guarantee: 60%
 //

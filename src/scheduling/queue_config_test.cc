@@ -50,6 +50,22 @@ TEST(QueueConfig, ReadsPreemptLowerPriorityTrueOrFalseAndDefaultsToFalse) {
   EXPECT_FALSE(DefaultSchedulingConfig().FindQueue("default")->preempt_lower_priority);
 }
 
+TEST(QueueConfig, ReadsEachQueuesSlurmPartitionAndQosAndTheLongestGrace) {
+  auto config = ParseQueueConfig(
+      "max_preemption_grace: 2m\n"
+      "queues:\n"
+      "  research: {guarantee: 40%, slurm: {partition: gpu, qos: high}}\n"
+      "  batch: {slurm: {partition: cpu}}\n",
+      "queues.yaml");
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  EXPECT_EQ(config->max_preemption_grace_ms, 120'000);
+  EXPECT_EQ(config->FindQueue("research")->slurm_partition, "gpu");
+  EXPECT_EQ(config->FindQueue("research")->slurm_qos, "high");
+  EXPECT_EQ(config->FindQueue("batch")->slurm_qos, "");
+  EXPECT_EQ(config->FindQueue("default")->slurm_partition, "") << "the server's own";
+  EXPECT_EQ(DefaultSchedulingConfig().max_preemption_grace_ms, 600'000);
+}
+
 TEST(QueueConfig, RefusesEachProblemWithItsLineAndFix) {
   struct Case {
     std::string text, expected;
@@ -65,6 +81,9 @@ TEST(QueueConfig, RefusesEachProblemWithItsLineAndFix) {
       {"queues:\n  a: {user_limit: {memory: lots}}\n", "queues.a.user_limit.memory: "},
       {"max_wait: never\n", "queues.yaml:1: max_wait must be a duration above zero; e.g. max_wait: 1h"},
       {"queue: {}\n", "queues.yaml:1: has an unknown field `queue`; the fields are max_wait, max_preemption_grace and queues"},
+      {"queues:\n  a:\n    slurm: {partition: 'g p u'}\n", "queues.yaml:3: queues.a.slurm.partition must be a Slurm name"},
+      {"queues:\n  a:\n    slurm: {account: ml}\n", "queues.yaml:3: queues.a.slurm has an unknown field `account`"},
+      {"max_preemption_grace: soon\n", "queues.yaml:1: max_preemption_grace must be a duration"},
       {"queues: [a, b]\n", "queues must map each queue's name to its settings"},
       {"queues: {a: {max: 0%}}\n", "queues.a.max is 0%"},
       {"queues:\n  a:\n    guarantee: 10%\n    preempt_lower_priority: yes\n",
@@ -72,8 +91,8 @@ TEST(QueueConfig, RefusesEachProblemWithItsLineAndFix) {
       {"queues:\n  a: {preempt_lower_priority: [true]}\n",
        "queues.yaml:2: queues.a.preempt_lower_priority must be true or false (got ``)"},
       {"queues:\n  a: {preempt_lower_priorities: true}\n",
-       "queues.a has an unknown field `preempt_lower_priorities`; the fields are guarantee, max, user_limit and "
-       "preempt_lower_priority"},
+       "queues.a has an unknown field `preempt_lower_priorities`; the fields are guarantee, max, user_limit, "
+       "preempt_lower_priority and slurm"},
       {"queues: {a: [\n", "queues.yaml:2: is not YAML"},
       {"- 1\n", "must be a mapping with max_wait and queues"},
   };

@@ -67,6 +67,10 @@ struct QueueSpec {
   Resources user_limit;
   // Its first job that lacks room may preempt its running jobs of lower priority.
   bool preempt_lower_priority = false;
+  // On Slurm: the partition and QOS its jobs ask for, unless a job's own slurm: section
+  // names them ("": the server's).
+  std::string slurm_partition;
+  std::string slurm_qos;
 };
 
 enum class OrderPolicy { kFairShare, kFifo };

@@ -29,7 +29,13 @@ JobManager::~JobManager() { Stop(); }
 AttemptLaunch JobManager::LaunchFor(const JobRecord& job) const {
   const AttemptRecord& attempt = job.attempts.back();
   std::string token = attempt_tokens_ ? attempt_tokens_(job.id, attempt.number) : "";
-  return AttemptLaunch{job.id, attempt.number, server_url_, attempt.dir, job.spec, token, ServerInfoPath(home_)};
+  AttemptLaunch launch{job.id, attempt.number, server_url_, attempt.dir, job.spec, token, ServerInfoPath(home_)};
+  // On Slurm, the queue's partition and QOS, unless the job's own slurm: section names them.
+  if (const QueueSpec* queue = queues_.config().FindQueue(job.spec.queue)) {
+    if (launch.spec.slurm.partition.empty()) launch.spec.slurm.partition = queue->slurm_partition;
+    if (launch.spec.slurm.qos.empty()) launch.spec.slurm.qos = queue->slurm_qos;
+  }
+  return launch;
 }
 
 namespace {

@@ -488,3 +488,21 @@ roles:
     assert "got TERM, saving" in first_log and "==== shoal: checkpoint round 1 uploaded" in first_log, first_log
     assert "resumed from step-42" in on_slurm.logs(job, attempt=2)
     wait_for(lambda: not slurm("squeue", "-h").strip(), 30, what="the urgent job to end")
+
+
+def test_a_queue_maps_to_a_slurm_partition_and_a_low_priority_to_a_nice_value(shoal, slurm_cluster, tmp_path):
+    (shoal.home / "queues.yaml").write_text("queues:\n  rush: {guarantee: 50%, slurm: {partition: urgent}}\n")
+    shoal.start_server("--cluster", "slurm", "--host", BRIDGE)
+    try:
+        spec = write_spec(tmp_path, "roles: {worker: {command: 'echo ran', memory: 64M}}\n")
+        job = shoal.submit(spec, "--queue", "rush", "--priority", "low")
+        shoal.wait_state(job, "SUCCEEDED", timeout=60)
+        script = (shoal.home / "jobs" / job / "attempt-1" / "batch.sh").read_text()
+        assert "#SBATCH --partition=urgent" in script and "#SBATCH --nice=100" in script, script
+        # The job's own slurm: section wins over its queue's.
+        own = shoal.submit(spec, "--queue", "rush", "--slurm-partition", "shoal")
+        shoal.wait_state(own, "SUCCEEDED", timeout=60)
+        script = (shoal.home / "jobs" / own / "attempt-1" / "batch.sh").read_text()
+        assert "#SBATCH --partition=shoal" in script and "urgent" not in script, script
+    finally:
+        shoal.stop_server()

@@ -22,6 +22,11 @@ std::vector<std::string> AttemptSbatchOptions(const SlurmDefaults& defaults, con
     options.push_back(option);
   }
   if (std::string time = SlurmTimeOption(spec.timeouts.job_ms, options); !time.empty()) options.push_back(time);
+  // A priority below normal lowers the job's place in Slurm's queue too (raising it needs
+  // privileges sbatch's users lack: a queue's QOS does that).
+  bool niced = std::any_of(options.begin(), options.end(),
+                           [](const std::string& given) { return SlurmOptionName(given) == "--nice"; });
+  if (spec.priority < 0 && !niced) options.push_back("--nice=" + std::to_string(-spec.priority));
   std::erase_if(options, [](const std::string& given) { return SlurmOptionName(given) == "--signal"; });
   bool limited = std::any_of(options.begin(), options.end(),
                              [](const std::string& given) { return SlurmOptionName(given) == "--time"; });

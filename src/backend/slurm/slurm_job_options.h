@@ -35,6 +35,8 @@ struct SlurmDefaults {
   std::set<std::string> locked;      // slurm: fields a job may not set
 };
 
+// The attempt's sbatch options: the administrator's, the job's own over them, a --time
+// with Shoal's warning signal, and --nice=-priority for a priority below 0.
 std::vector<std::string> AttemptSbatchOptions(const SlurmDefaults& defaults, const JobSpec& spec);
 Status CheckSlurmLocks(const SlurmDefaults& defaults, const SlurmSection& section);
 // The fields `--slurm-lock` takes.

@@ -26,6 +26,18 @@ TEST(AttemptSbatchOptions, AJobsOwnOptionReplacesTheAdministratorsDefault) {
       << "without its own, a job gets the defaults";
 }
 
+TEST(AttemptSbatchOptions, APriorityBelowNormalIsANiceValueUnlessANiceIsGiven) {
+  JobSpec low = WithSlurm({});
+  low.priority = kLowPriority;
+  EXPECT_EQ(AttemptSbatchOptions({}, low), (std::vector<std::string>{"--nice=100"}));
+  low.priority = 0;
+  EXPECT_TRUE(AttemptSbatchOptions({}, low).empty());
+  low.priority = kHighPriority;
+  EXPECT_TRUE(AttemptSbatchOptions({}, low).empty()) << "a negative nice needs privileges: a QOS raises a job";
+  low.priority = -7;
+  EXPECT_EQ(AttemptSbatchOptions({"", {"--nice=5"}, {}}, low), (std::vector<std::string>{"--nice=5"}));
+}
+
 TEST(AttemptSbatchOptions, TimeIsTheJobsThenTheAdministratorsThenTheTimeoutsPlusAMinute) {
   SlurmSection own;
   own.time_ms = 3'600'000;
