@@ -50,7 +50,7 @@ while step < TOTAL:
         notice = open(os.environ["SHOAL_PREEMPTION_FILE"]).read()
         note(f"stop {step} " + json.dumps(notice))
         sys.exit(0)
-    if step == FAIL_ONCE_AT and not os.path.exists(os.environ["FAILED_FLAG"]):
+    if FAIL_ONCE_AT and step == FAIL_ONCE_AT and not os.path.exists(os.environ["FAILED_FLAG"]):
         open(os.environ["FAILED_FLAG"], "w").close()
         note(f"crash {step}")
         sys.exit(3)
