@@ -43,14 +43,15 @@ double LongestPassedOver(const std::vector<ReplayJob>& jobs, const std::vector<i
 }  // namespace
 
 PolicyMetrics ComputeMetrics(const std::vector<ReplayJob>& jobs, const ReplayResult& result, int cluster_gpus) {
+  PolicyMetrics metrics;
   std::vector<int64_t> jct, queueing;
   int64_t makespan = 0;
   for (size_t job = 0; job < jobs.size(); ++job) {
     jct.push_back(result.finish_s[job] - jobs[job].submit_s);
     queueing.push_back(result.first_start_s[job] - jobs[job].submit_s);
+    metrics.longest_wait_s = std::max(metrics.longest_wait_s, static_cast<double>(jct.back() - jobs[job].duration_s));
     makespan = std::max(makespan, result.finish_s[job]);
   }
-  PolicyMetrics metrics;
   metrics.mean_jct_s = Mean(jct);
   metrics.p99_jct_s = NearestRankPercentile(jct, 99);
   metrics.mean_queueing_s = Mean(queueing);

@@ -9,6 +9,9 @@
 //  - GPU utilization = GPU-seconds held by running jobs / (cluster GPUs x makespan).
 //  - Longest passed over: the most time any job waited, before its first start, after a
 //    job submitted strictly later than it had started.
+//  - Longest wait: the most time any job spent not running between its submission and its
+//    end (JCT - duration): its first wait and every wait after a preemption, with the
+//    service each preemption cost.
 //  - Queue fairness, for one queue: the time it had a waiting job, its mean share of the
 //    cluster's GPUs over that time, and the fraction of that time during which it held at
 //    least 90% of its guaranteed share (within 10% of its guarantee, or above it).
@@ -31,6 +34,7 @@ struct PolicyMetrics {
   double gpu_utilization = 0;
   int64_t preemptions = 0;
   double longest_passed_over_s = 0;
+  double longest_wait_s = 0;
 };
 
 PolicyMetrics ComputeMetrics(const std::vector<ReplayJob>& jobs, const ReplayResult& result, int cluster_gpus);

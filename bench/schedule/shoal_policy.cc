@@ -27,8 +27,19 @@ void ShoalPolicy::AddPending(const ReplayJob& job, int index) {
   pending.submitted_ms = job.submit_s * 1000;
   for (int gpus : job.task_gpus) pending.tasks.push_back(TaskResources(gpus));
   pending.estimate_ms = declared_estimates_ ? job.duration_s * 1000 : 0;  // by default it is not told how long jobs run
+  pending.attained = attained_[index];
   index_of_id_[pending.id] = index;
   input_.pending.push_back(std::move(pending));
+}
+
+double ShoalPolicy::AttainedOf(int index) const {
+  const std::string id = JobId(index);
+  for (const RunningJob& job : input_.running) {
+    if (job.id == id) {
+      return job.attained_before + ServiceSize(job.total) * static_cast<double>(input_.now_ms - job.started_ms);
+    }
+  }
+  return 0;
 }
 
 void ShoalPolicy::EndRunning(int index) {
@@ -82,7 +93,10 @@ Status ShoalPolicy::ApplyAdmission(const JobAdmission& admission, int64_t now_ms
                             .priority = pending->priority,
                             .total = total,
                             .started_ms = now_ms,
-                            .estimate_ms = pending->estimate_ms});
+                            .estimate_ms = pending->estimate_ms,
+                            .attained_before = pending->attained,
+                            .aged = now_ms - pending->submitted_ms >= input_.config->max_wait_ms,
+                            .checkpointed = true});  // the replay charges a preemption its restart cost
   // Pending jobs are in any order: the last takes the admitted one's place.
   *pending = std::move(input_.pending.back());
   input_.pending.pop_back();
@@ -125,6 +139,7 @@ Status ShoalPolicy::Pass(const ReplayView& view, ReplayDecision& replay_decision
     if (index == index_of_id_.end() || !devices_of_running_.count(index->second)) {
       return Internal("Schedule preempted " + preemption.job_id + ", which is not running");
     }
+    attained_[index->second] = AttainedOf(index->second);
     EndRunning(index->second);
     auto started_now = std::find(replay_decision.start.begin(), replay_decision.start.end(), index->second);
     if (started_now != replay_decision.start.end()) {

@@ -20,6 +20,8 @@
 //    of its tasks given exactly its number of distinct free devices, the total within the
 //    free resources, and a reason for every pending job not admitted. A violation is an
 //    error naming the job.
+//  - Each job's attained service (what its preempted attempts ran, size x ms) is passed to
+//    Schedule, as the server passes it (config.service_levels).
 //  - It counts Schedule's calls and the wall time spent in them.
 // Thread-safety: one thread.
 #pragma once
@@ -49,6 +51,8 @@ class ShoalPolicy : public ReplayPolicy {
   Resources TaskResources(int gpus) const;
   void AddPending(const ReplayJob& job, int index);
   void EndRunning(int index);
+  // The service a running job has had in all its attempts, size x ms.
+  double AttainedOf(int index) const;
   // One call of Schedule: applies its admissions and preemptions to the input and adds
   // them to `decision`.
   Status Pass(const ReplayView& view, ReplayDecision& decision);
@@ -63,6 +67,7 @@ class ShoalPolicy : public ReplayPolicy {
   ScheduleInput input_;
   std::map<std::string, int> index_of_id_;
   std::map<int, std::vector<int>> devices_of_running_;  // job index -> the devices it holds
+  std::map<int, double> attained_;                      // job index -> service in its ended attempts
   int64_t schedule_calls_ = 0;
   double schedule_seconds_ = 0;
 };

@@ -54,6 +54,14 @@ class QueueConfigReader {
           return Fail(Line(entry.second), "max_preemption_grace must be a duration", "e.g. max_preemption_grace: 10m");
         }
         config.max_preemption_grace_ms = *grace;
+      } else if (key == "service_levels") {
+        ASSIGN_OR_RETURN(config.service_levels, ServiceLevels(entry.second));
+      } else if (key == "min_run_before_preemption") {
+        auto run = entry.second.IsScalar() ? ParseDuration(entry.second.Scalar()) : Result<int64_t>(InvalidArgument(""));
+        if (!run.ok()) {
+          return Fail(Line(entry.second), "min_run_before_preemption must be a duration", "e.g. min_run_before_preemption: 10m");
+        }
+        config.min_run_before_preemption_ms = *run;
       } else if (key == "queues") {
         if (!entry.second.IsMap()) return Fail(Line(entry.second), "queues must map each queue's name to its settings", Example());
         for (const auto& queue : entry.second) {
@@ -62,7 +70,7 @@ class QueueConfigReader {
           config.queues.push_back(*spec);
         }
       } else {
-        return Fail(Line(entry.first), "has an unknown field `" + key + "`", "the fields are max_wait, max_preemption_grace and queues");
+        return Fail(Line(entry.first), "has an unknown field `" + key + "`", "the fields are max_wait, max_preemption_grace, service_levels, min_run_before_preemption and queues");
       }
     }
     return Finish(config, Line(root));
@@ -121,6 +129,24 @@ class QueueConfigReader {
       }
     }
     return limit;
+  }
+
+  // service_levels: [0.1, 0.5, 2]: ascending GPU-hours (CPU-hours for jobs without GPUs),
+  // kept as size x milliseconds.
+  Result<std::vector<double>> ServiceLevels(const YAML::Node& node) const {
+    const std::string fix = "list ascending GPU-hours, e.g. service_levels: [0.1, 0.5, 2, 8, 32]";
+    if (!node.IsSequence()) return Fail(Line(node), "service_levels must be a list of GPU-hours", fix);
+    std::vector<double> levels;
+    for (const auto& item : node) {
+      std::string text = item.IsScalar() ? item.Scalar() : "";
+      char* end = nullptr;
+      double hours = std::strtod(text.c_str(), &end);
+      if (text.empty() || *end != '\0' || !(hours > 0) || hours > 1e6 || (!levels.empty() && hours * 3.6e6 <= levels.back())) {
+        return Fail(Line(item), "service_levels must be ascending numbers of GPU-hours above zero (got `" + text + "`)", fix);
+      }
+      levels.push_back(hours * 3.6e6);
+    }
+    return levels;
   }
 
   // slurm: {partition: gpu, qos: high}: what a queue's jobs ask Slurm for.

@@ -3,6 +3,8 @@
 //
 //   max_wait: 1h              # after this long, a job is ordered before all younger ones
 //   max_preemption_grace: 10m # the longest preemption_grace a job may ask for (default 10m)
+//   service_levels: [0.1, 0.5, 2, 8, 32]   # GPU-hours: least-attained-service order (default: off)
+//   min_run_before_preemption: 10m          # what an attempt runs before service preempts it
 //   queues:
 //     research:
 //       guarantee: 40%        # of the cluster's CPUs, memory and GPUs

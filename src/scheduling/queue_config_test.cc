@@ -53,12 +53,16 @@ TEST(QueueConfig, ReadsPreemptLowerPriorityTrueOrFalseAndDefaultsToFalse) {
 TEST(QueueConfig, ReadsEachQueuesSlurmPartitionAndQosAndTheLongestGrace) {
   auto config = ParseQueueConfig(
       "max_preemption_grace: 2m\n"
+      "service_levels: [0.5, 2]\n"
+      "min_run_before_preemption: 5m\n"
       "queues:\n"
       "  research: {guarantee: 40%, slurm: {partition: gpu, qos: high}}\n"
       "  batch: {slurm: {partition: cpu}}\n",
       "queues.yaml");
   ASSERT_TRUE(config.ok()) << config.status().message();
   EXPECT_EQ(config->max_preemption_grace_ms, 120'000);
+  EXPECT_EQ(config->service_levels, (std::vector<double>{0.5 * 3.6e6, 2 * 3.6e6})) << "GPU-hours, kept as GPU-ms";
+  EXPECT_EQ(config->min_run_before_preemption_ms, 300'000);
   EXPECT_EQ(config->FindQueue("research")->slurm_partition, "gpu");
   EXPECT_EQ(config->FindQueue("research")->slurm_qos, "high");
   EXPECT_EQ(config->FindQueue("batch")->slurm_qos, "");
@@ -80,7 +84,8 @@ TEST(QueueConfig, RefusesEachProblemWithItsLineAndFix) {
       {"queues:\n  a: {user_limit: {gpus: 1.5}}\n", "queues.a.user_limit.gpus must be a whole number above zero"},
       {"queues:\n  a: {user_limit: {memory: lots}}\n", "queues.a.user_limit.memory: "},
       {"max_wait: never\n", "queues.yaml:1: max_wait must be a duration above zero; e.g. max_wait: 1h"},
-      {"queue: {}\n", "queues.yaml:1: has an unknown field `queue`; the fields are max_wait, max_preemption_grace and queues"},
+      {"queue: {}\n", "queues.yaml:1: has an unknown field `queue`; the fields are max_wait, max_preemption_grace, service_levels, min_run_before_preemption and queues"},
+      {"service_levels: [2, 1]\n", "queues.yaml:1: service_levels must be ascending numbers of GPU-hours above zero (got `1`)"},
       {"queues:\n  a:\n    slurm: {partition: 'g p u'}\n", "queues.yaml:3: queues.a.slurm.partition must be a Slurm name"},
       {"queues:\n  a:\n    slurm: {account: ml}\n", "queues.yaml:3: queues.a.slurm has an unknown field `account`"},
       {"max_preemption_grace: soon\n", "queues.yaml:1: max_preemption_grace must be a duration"},

@@ -35,6 +35,8 @@ bool WithinLimit(const Resources& limit, const Resources& used, const Resources&
          (limit.gpus <= 0 || used.gpus + need.gpus <= limit.gpus);
 }
 
+double ServiceSize(const Resources& total) { return total.gpus > 0 ? total.gpus : total.cpus; }
+
 namespace {
 
 Resources TotalOf(const PendingJob& job) {
@@ -121,8 +123,9 @@ class Pass {
     for (const PendingJob* job : jobs) lines[job->queue][job->user].push_back(job);
     for (auto& [queue, users] : lines) {
       for (auto& [user, line] : users) {
-        std::stable_sort(line.begin(), line.end(),
-                         [](const PendingJob* a, const PendingJob* b) { return a->priority > b->priority; });
+        std::stable_sort(line.begin(), line.end(), [this](const PendingJob* a, const PendingJob* b) {
+          return std::make_tuple(-a->priority, Level(a->attained)) < std::make_tuple(-b->priority, Level(b->attained));
+        });
       }
     }
     const Resources& capacity = in_.cluster.capacity;
@@ -135,14 +138,14 @@ class Pass {
         for (auto& [user, line] : users) {
           const PendingJob* head = line.front();
           double share = DominantShare(user_used_[{queue, user}], capacity);
-          if (!best || std::make_tuple(-head->priority, share, head->submitted_ms, head->id) <
-                           std::make_tuple(-best->priority, best_share, best->submitted_ms, best->id)) {
+          if (!best || std::make_tuple(-head->priority, Level(head->attained), share, head->submitted_ms, head->id) <
+                           std::make_tuple(-best->priority, Level(best->attained), best_share, best->submitted_ms, best->id)) {
             best = head, best_share = share;
           }
         }
         double ratio = QueueRatio(queue, TotalOf(*best));
-        if (!next || std::make_tuple(ratio, -best->priority, best->submitted_ms, best->id) <
-                         std::make_tuple(next_queue_ratio, -next->priority, next->submitted_ms, next->id)) {
+        if (!next || std::make_tuple(ratio, -best->priority, Level(best->attained), best->submitted_ms, best->id) <
+                         std::make_tuple(next_queue_ratio, -next->priority, Level(next->attained), next->submitted_ms, next->id)) {
           next = best, next_queue_ratio = ratio;
         }
       }
@@ -247,7 +250,37 @@ class Pass {
   void PreemptFor(const Head& head) {
     if (RoomOnItsWay().Fits(head.need)) return;  // what is already on its way back is enough
     if (head.within_guarantee && TakeBackFromBorrowers(*head.job, head.need)) return;
-    if (head.queue->preempt_lower_priority) PreemptLowerPriorities(*head.job, head.need);
+    if (head.queue->preempt_lower_priority && PreemptLowerPriorities(*head.job, head.need)) return;
+    if (!config_.service_levels.empty()) PreemptMoreAttained(*head.job, head.need);
+  }
+
+  // The level of a service: how many thresholds it has reached.
+  int Level(double attained) const {
+    const auto& levels = config_.service_levels;
+    return static_cast<int>(std::upper_bound(levels.begin(), levels.end(), attained) - levels.begin());
+  }
+
+  double Attained(const RunningJob& job) const {
+    return job.attained_before + ServiceSize(job.total) * static_cast<double>(std::max<int64_t>(0, in_.now_ms - job.started_ms));
+  }
+
+  // Running jobs of the job's queue and priority at a higher attained-service level that
+  // checkpoint, have run long enough in their attempt and were not started for having aged.
+  void PreemptMoreAttained(const PendingJob& job, const Resources& need) {
+    const int level = Level(job.attained);
+    auto more_attained = [&](const RunningJob& running) {
+      return running.queue == job.queue && running.priority == job.priority && running.checkpointed && !running.aged &&
+             Level(Attained(running)) > level &&
+             in_.now_ms - running.started_ms >= config_.min_run_before_preemption_ms;
+    };
+    std::vector<const RunningJob*> victims = VictimsToMakeRoom(need, more_attained, [&](const RunningJob& running) {
+      return -Level(Attained(running));
+    });
+    auto reason = [&](const RunningJob& victim) {
+      return "for " + job.id + " in queue " + job.queue + ", which has had less service (level " +
+             std::to_string(level) + " against " + std::to_string(Level(Attained(victim))) + ")";
+    };
+    Choose(job, victims, reason, "more service attained in queue " + job.queue);
   }
 
   // What is free plus what jobs already being preempted will give back.
@@ -281,7 +314,7 @@ class Pass {
   }
 
   // Running jobs of the job's own queue with a strictly lower priority than it.
-  void PreemptLowerPriorities(const PendingJob& job, const Resources& need) {
+  bool PreemptLowerPriorities(const PendingJob& job, const Resources& need) {
     auto lower_in_same_queue = [&](const RunningJob& running) {
       return running.queue == job.queue && running.priority < job.priority;
     };
@@ -291,19 +324,23 @@ class Pass {
              ", which allows preempting lower priorities";
     };
     Choose(job, victims, reason, "lower priorities in queue " + job.queue);
+    return !victims.empty();
   }
 
   // Running jobs that `take` accepts, asked in the order they would be stopped (lowest
   // priority first, then the youngest), until they and the room on its way fit `need`;
   // none when all of them would not. Jobs being preempted or already chosen are not asked.
-  template <typename Take>
-  std::vector<const RunningJob*> VictimsToMakeRoom(const Resources& need, Take take) const {
+  // `first` (a number, lowest asked first) comes before that order when given.
+  template <typename Take, typename First = int (*)(const RunningJob&)>
+  std::vector<const RunningJob*> VictimsToMakeRoom(const Resources& need, Take take,
+                                                   First first = [](const RunningJob&) { return 0; }) const {
     std::vector<const RunningJob*> candidates;
     for (const RunningJob& running : in_.running) {
       if (!running.preempting && !chosen_.count(running.id)) candidates.push_back(&running);
     }
-    std::sort(candidates.begin(), candidates.end(), [](const RunningJob* a, const RunningJob* b) {
-      return std::make_tuple(a->priority, -a->started_ms, a->id) < std::make_tuple(b->priority, -b->started_ms, b->id);
+    std::sort(candidates.begin(), candidates.end(), [&](const RunningJob* a, const RunningJob* b) {
+      return std::make_tuple(first(*a), a->priority, -a->started_ms, a->id) <
+             std::make_tuple(first(*b), b->priority, -b->started_ms, b->id);
     });
     Resources room = RoomOnItsWay();
     std::vector<const RunningJob*> victims;

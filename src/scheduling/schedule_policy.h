@@ -41,6 +41,17 @@
 //    strictly lower priority than that job are chosen: lowest priority first, then the
 //    youngest, only as many as it needs, none already being preempted. Nothing is chosen
 //    when all of them together with what is free would not make room. Off by default.
+//  - Attained service (kFairShare, when `service_levels` is not empty): a job's service is
+//    what it has held so far, in size x time (size: its GPUs, or its CPUs when it has
+//    none), over all its attempts; the thresholds cut it into levels (level 0 below the
+//    first). Within a queue, jobs of equal priority go by level, lowest first (the
+//    least-attained-service order, which finishes short jobs first without knowing any
+//    job's length). With preemption on, a queue's first job that lacks room (after the
+//    rules above) preempts running jobs of its queue with the same priority and a higher
+//    level that checkpoint and have run at least `min_run_before_preemption_ms` in their attempt:
+//    highest level first, then the youngest, only as many as it needs. A job aged past
+//    `max_wait` is never preempted this way. Meant for jobs that checkpoint
+//    (docs/checkpoints.md): a preempted attempt loses what it did since its checkpoint.
 //  - Every queued job that does not start gets a reason, in words a user reads in
 //    `shoal status` ("needs 4 CPUs, 1.5 free; 2nd in queue research behind job-41").
 // Thread-safety: pure functions.
@@ -84,6 +95,9 @@ struct SchedulingConfig {
   // The longest preemption_grace a job may ask for (refused at submit beyond it).
   int64_t max_preemption_grace_ms = 10 * 60 * 1000;
   int max_reservations = 64;
+  // Attained-service levels (see the contract), in size x milliseconds, ascending; empty: off.
+  std::vector<double> service_levels;
+  int64_t min_run_before_preemption_ms = 10 * 60 * 1000;
 
   const QueueSpec* FindQueue(const std::string& name) const;
 };
@@ -97,6 +111,7 @@ struct PendingJob {
   int64_t submitted_ms = 0;
   std::vector<Resources> tasks;  // one entry per task, in rank order
   int64_t estimate_ms = 0;       // how long it runs, as declared (timeouts.job or estimate); 0: unknown
+  double attained = 0;           // service in earlier attempts, size x ms (see service_levels)
 };
 
 // A job holding resources.
@@ -109,7 +124,13 @@ struct RunningJob {
   int64_t started_ms = 0;
   int64_t estimate_ms = 0;  // 0: unknown, so it holds its resources for as long as anyone can tell
   bool preempting = false;  // already told to stop for another job: its resources are on their way back
+  double attained_before = 0;  // service in its earlier attempts, size x ms
+  bool aged = false;           // it had waited past max_wait when it started
+  bool checkpointed = false;   // Shoal keeps its checkpoints: preempting it loses little
 };
+
+// A job's size for attained service: its GPUs, or its CPUs when it has none.
+double ServiceSize(const Resources& total);
 
 struct ClusterState {
   Resources capacity;       // the whole cluster

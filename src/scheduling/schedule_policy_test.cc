@@ -348,6 +348,54 @@ TEST(SchedulePolicy, PreemptionByPriorityComesAfterTakingBackWhatWasLent) {
   EXPECT_EQ(Preempted(decision), std::vector<std::string>{"r2"});
 }
 
+// Service levels at 1 and 4 CPU-hours; a running job of `cpus` that has run `ran`.
+SchedulingConfig ServiceLevels() {
+  SchedulingConfig config = Config();
+  config.service_levels = {1.0 * kHour, 4.0 * kHour};
+  config.min_run_before_preemption_ms = 10 * kMinute;
+  return config;
+}
+
+RunningJob Served(const std::string& id, double cpus, int64_t ran, bool checkpointed = true) {
+  RunningJob job = Started(Running(id, cpus), ran);
+  job.checkpointed = checkpointed;
+  return job;
+}
+
+TEST(SchedulePolicy, WithServiceLevelsTheLeastServedGoFirstAndPreemptTheMostServed) {
+  const SchedulingConfig config = ServiceLevels();
+  // Order: a job back from a preemption with 2 CPU-hours waits behind a fresh one.
+  PendingJob served = Job("served", 2, 30 * kMinute);
+  served.attained = 2.0 * kHour * 1;
+  PendingJob fresh = Job("fresh", 2, kMinute);
+  EXPECT_EQ(Admitted(Schedule(Cluster(config, 2, {served, fresh}))), std::vector<std::string>{"fresh"});
+  struct Case {
+    const char* name;
+    std::vector<RunningJob> running;
+    std::vector<std::string> preempted;
+  };
+  std::vector<Case> cases = {
+      // 2 CPUs x 3 h = 6 CPU-hours: level 2; 2 CPUs x 40 min: level 1; the highest goes first.
+      {"highest level first", {Served("r-low", 2, 40 * kMinute), Served("r-high", 2, 3 * kHour)}, {"r-high"}},
+      {"not below the head's level", {Served("r-new", 2, 20 * kMinute), Served("r-new2", 2, 25 * kMinute)}, {}},
+      {"not before min_run", {Started(Running("r-short", 2), 5 * kMinute)}, {}},
+      {"not without checkpoints", {Served("r-bare", 2, 3 * kHour, false)}, {}},
+      {"only as many as needed", {Served("a", 2, 3 * kHour), Served("b", 2, 4 * kHour)}, {"a"}},
+  };
+  for (const Case& c : cases) {
+    std::vector<RunningJob> running = c.running;
+    // The cluster is full: 2 CPUs more than the running jobs hold would be free otherwise.
+    double cpus = 0;
+    for (const RunningJob& r : running) cpus += r.total.cpus;
+    EXPECT_EQ(Preempted(Schedule(Cluster(config, cpus, {fresh}, running))), c.preempted) << c.name;
+  }
+  RunningJob aged = Served("aged", 2, 3 * kHour);
+  aged.aged = true;
+  EXPECT_TRUE(Schedule(Cluster(config, 2, {fresh}, {aged})).preempt.empty()) << "a job started for having aged stays";
+  EXPECT_TRUE(Schedule(Cluster(Config(), 2, {fresh}, {Served("r", 2, 3 * kHour)})).preempt.empty())
+      << "without service levels nothing is preempted for service";
+}
+
 TEST(SchedulePolicy, MaxWaitDoesNotLiftAJobThatWouldBorrow) {
   SchedulingConfig config = Config();
   config.max_wait_ms = kHour;

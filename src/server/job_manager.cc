@@ -689,13 +689,36 @@ void JobManager::ApplyPolls(const std::vector<Polled>& polled) {
   }
 }
 
+namespace {
+
+// The service a job had in its ended attempts (scheduling/schedule_policy.h): size x ms.
+double AttainedService(const JobRecord& job) {
+  const double size = ServiceSize(job.spec.TotalResources());
+  double attained = 0;
+  for (const AttemptRecord& attempt : job.attempts) {
+    if (attempt.finished_ms > attempt.started_ms && attempt.started_ms > 0) {
+      attained += size * static_cast<double>(attempt.finished_ms - attempt.started_ms);
+    }
+  }
+  return attained;
+}
+
+bool HasCheckpoints(const JobSpec& spec) {
+  return std::any_of(spec.roles.begin(), spec.roles.end(),
+                     [&](const RoleSpec& role) { return spec.CheckpointOf(role) != nullptr; });
+}
+
+}  // namespace
+
 ScheduleInput JobManager::ScheduleInputNow() const {
   ScheduleInput input;
   input.cluster = ClusterState{backend_.Capacity().total, free_, free_gpus_};
   input.now_ms = clock_.WallMillis();
+  const int64_t max_wait_ms = queues_.config().max_wait_ms;
   for (const std::string& id : queue_) {
     const JobRecord& job = live_.at(id);
-    PendingJob pending{id, job.spec.user, job.spec.queue, job.spec.priority, job.created_ms, {}, EstimateOf(job.spec)};
+    PendingJob pending{id, job.spec.user, job.spec.queue, job.spec.priority, job.created_ms, {}, EstimateOf(job.spec),
+                       AttainedService(job)};
     for (const auto& role : job.spec.roles) {
       for (int i = 0; i < role.instances; ++i) pending.tasks.push_back(role.resources);
     }
@@ -704,8 +727,12 @@ ScheduleInput JobManager::ScheduleInputNow() const {
   for (const auto& [id, admission] : reserved_) {
     const JobRecord& job = live_.at(id);
     int64_t started = job.attempts.empty() ? input.now_ms : job.attempts.back().started_ms;
-    input.running.push_back(RunningJob{id, job.spec.user, job.spec.queue, job.spec.priority, admission.total, started,
-                                       EstimateOf(job.spec), !job.preempt_reason.empty() || job.kill_requested});
+    RunningJob running{id, job.spec.user, job.spec.queue, job.spec.priority, admission.total, started,
+                       EstimateOf(job.spec), !job.preempt_reason.empty() || job.kill_requested};
+    running.attained_before = AttainedService(job);
+    running.aged = started - job.created_ms >= max_wait_ms;
+    running.checkpointed = HasCheckpoints(job.spec);
+    input.running.push_back(std::move(running));
   }
   return input;
 }
