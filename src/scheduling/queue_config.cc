@@ -45,23 +45,13 @@ class QueueConfigReader {
     for (const auto& entry : root) {
       std::string key = entry.first.Scalar();
       if (key == "max_wait") {
-        auto wait = entry.second.IsScalar() ? ParseDuration(entry.second.Scalar()) : Result<int64_t>(InvalidArgument(""));
-        if (!wait.ok() || *wait <= 0) return Fail(Line(entry.second), "max_wait must be a duration above zero", "e.g. max_wait: 1h");
-        config.max_wait_ms = *wait;
+        ASSIGN_OR_RETURN(config.max_wait_ms, Duration(entry.second, key, "1h", /*zero_ok=*/false));
       } else if (key == "max_preemption_grace") {
-        auto grace = entry.second.IsScalar() ? ParseDuration(entry.second.Scalar()) : Result<int64_t>(InvalidArgument(""));
-        if (!grace.ok()) {
-          return Fail(Line(entry.second), "max_preemption_grace must be a duration", "e.g. max_preemption_grace: 10m");
-        }
-        config.max_preemption_grace_ms = *grace;
+        ASSIGN_OR_RETURN(config.max_preemption_grace_ms, Duration(entry.second, key, "10m", /*zero_ok=*/true));
       } else if (key == "service_levels") {
         ASSIGN_OR_RETURN(config.service_levels, ServiceLevels(entry.second));
       } else if (key == "min_run_before_preemption") {
-        auto run = entry.second.IsScalar() ? ParseDuration(entry.second.Scalar()) : Result<int64_t>(InvalidArgument(""));
-        if (!run.ok()) {
-          return Fail(Line(entry.second), "min_run_before_preemption must be a duration", "e.g. min_run_before_preemption: 10m");
-        }
-        config.min_run_before_preemption_ms = *run;
+        ASSIGN_OR_RETURN(config.min_run_before_preemption_ms, Duration(entry.second, key, "10m", /*zero_ok=*/true));
       } else if (key == "queues") {
         if (!entry.second.IsMap()) return Fail(Line(entry.second), "queues must map each queue's name to its settings", Example());
         for (const auto& queue : entry.second) {
@@ -129,6 +119,15 @@ class QueueConfigReader {
       }
     }
     return limit;
+  }
+
+  // A duration field ("1h", "10m"); `example` is in the fix.
+  Result<int64_t> Duration(const YAML::Node& node, const std::string& key, const std::string& example, bool zero_ok) const {
+    auto value = node.IsScalar() ? ParseDuration(node.Scalar()) : Result<int64_t>(InvalidArgument(""));
+    if (!value.ok() || (!zero_ok && *value <= 0)) {
+      return Fail(Line(node), key + " must be a duration" + (zero_ok ? "" : " above zero"), "e.g. " + key + ": " + example);
+    }
+    return *value;
   }
 
   // service_levels: [0.1, 0.5, 2]: ascending GPU-hours (CPU-hours for jobs without GPUs),
