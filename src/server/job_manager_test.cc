@@ -369,6 +369,35 @@ TEST(JobManagerQueues, APreemptedAttemptThatOutlivesItsGraceAndUploadsIsKilled) 
   EXPECT_EQ(p.home.Job(p.borrower)["attempts"][0]["state"], "PREEMPTED");
 }
 
+TEST(JobManagerQueues, WithServiceLevelsANewJobPreemptsALongRunningOneThatCheckpoints) {
+  // Levels at 0.001 CPU-hours (3.6 CPU-seconds): a 4-CPU job is past it within a second.
+  QueuesHome home("service", "service_levels: [0.001]\nmin_run_before_preemption: 0s\n");
+  ASSERT_TRUE(home.jobs.started);
+  JobSpec bare = Spec("bare", 4, 1);
+  std::string without = home.manager().Submit(bare).value();
+  ASSERT_TRUE(home.WaitFor([&] { return home.Job(without)["state"] == "RUNNING"; }));
+  home.jobs.clock.Advance(10'000);
+  std::string fresh = home.manager().Submit(Spec("fresh", 4, 1)).value();
+  ASSERT_TRUE(home.WaitFor([&] { return !home.Job(fresh)["wait_reason"].get<std::string>().empty(); }));
+  EXPECT_TRUE(home.jobs.backend.killed().empty()) << "a job without checkpoints is not preempted for service";
+  home.jobs.backend.Finish(without + "/1", ExitInfo{0, 0});
+  ASSERT_TRUE(home.WaitFor([&] { return home.Job(fresh)["state"] == "RUNNING"; }));
+  home.jobs.backend.Finish(fresh + "/1", ExitInfo{0, 0});
+
+  JobSpec long_one = Spec("long", 4, 1);
+  long_one.checkpoint = CheckpointSpec{"ckpt", "/tmp/shoal-service-ckpt", 3};
+  std::string served = home.manager().Submit(long_one).value();
+  ASSERT_TRUE(home.WaitFor([&] { return home.Job(served)["state"] == "RUNNING"; }));
+  home.jobs.clock.Advance(10'000);
+  std::string next = home.manager().Submit(Spec("next", 4, 1)).value();
+  ASSERT_TRUE(home.WaitFor([&] { return home.Job(served)["state"] == "QUEUED"; }));
+  Json preempted = home.Job(served);
+  EXPECT_EQ(preempted["attempts"][0]["state"], "PREEMPTED");
+  EXPECT_NE(preempted["message"].get<std::string>().find("for " + next + " in queue default, which has had less service"),
+            std::string::npos) << preempted["message"];
+  ASSERT_TRUE(home.WaitFor([&] { return home.Job(next)["state"] == "RUNNING"; }));
+}
+
 TEST(JobManagerQueues, AGraceLongerThanTheServerAllowsIsRefused) {
   QueuesHome home("grace", "max_preemption_grace: 2m\n");
   ASSERT_TRUE(home.jobs.started);
