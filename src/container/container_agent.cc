@@ -143,6 +143,7 @@ int ContainerAgent::Run() {
     return 0;
   }
   preemption_file_ = options_.task_dir + "/.shoal-preempted";
+  preemption_grace_ms_ = plan.preemption_grace_ms;
   env["SHOAL_PREEMPTION_FILE"] = preemption_file_;
   if (plan.checkpoint) {
     std::string task = options_.role + "-" + std::to_string(options_.index);
@@ -388,8 +389,14 @@ int ContainerAgent::Supervise(Programs& programs, int log_fd, int heartbeat_ms, 
     }
     if ((stop_requested_ || stopping_) && kill_at == 0) {
       int64_t grace = options_.stop_grace_ms;
-      if (preempt_ && !terminated_) {
-        // Preempted: the program is told, and has the notice's grace to checkpoint.
+      if (!preempt_ && terminated_ && options_.preemption_probe) {
+        // SIGTERM from outside Shoal: the cluster's own preemption (Slurm's)?
+        if (std::string reason = options_.preemption_probe(); !reason.empty()) {
+          preempt_ = PreemptNotice{reason, preemption_grace_ms_};
+        }
+      }
+      if (preempt_) {
+        // Preempted: the program is told, and has the grace to checkpoint.
         WritePreemptionFile(*preempt_);
         grace = preempt_->grace_ms;
       }

@@ -15,7 +15,8 @@
 //    the shell at its head died at once (the program under it may be printing its
 //    traceback); when the program exits on its own, whatever it left in its group is
 //    killed at once.
-//  - Preemption (a heartbeat reply's PreemptNotice): the agent writes the preemption
+//  - Preemption (a heartbeat reply's PreemptNotice, or a SIGTERM from outside that the
+//    cluster says was its preemption: preemption_probe): the agent writes the preemption
 //    file ($SHOAL_PREEMPTION_FILE: SHOAL_PREEMPTED=1, the reason and the deadline, as
 //    shell assignments), sends the programs SIGTERM, and kills them when the notice's
 //    grace is over; their outputs are not committed (but on_failure ones).
@@ -64,6 +65,9 @@ struct ContainerOptions {
   // clock again (heartbeats, the stop grace): the mini cluster shortens it, since its
   // clock moves when the test says and not while the loop waits.
   int tick_ms = 50;
+  // When SIGTERM reaches the agent from outside Shoal: the cluster's reason when that was
+  // a preemption ("" otherwise). Set on Slurm (backend/slurm/slurm_preemption.h).
+  std::function<std::string()> preemption_probe;
 };
 
 class ContainerAgent {
@@ -117,6 +121,7 @@ class ContainerAgent {
   std::unique_ptr<data::TaskCheckpoints> checkpoints_;
   std::optional<protocol::PreemptNotice> preempt_;  // the AM's notice, once one came
   std::string preemption_file_;
+  int64_t preemption_grace_ms_ = 30'000;  // the job's, from the plan
   // The task's own cgroup, when it runs confined in one with a memory limit (a local
   // task's, a Slurm step's with task/cgroup): what it samples, and how it tells an OOM kill.
   CgroupGroup confined_;

@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <thread>
 
+#include "backend/slurm/slurm_preemption.h"
 #include "common/log.h"
 #include "common/termination.h"
 #include "container/container_agent.h"
@@ -32,6 +33,10 @@ Result<ContainerOptions> ParseContainerArgs(int argc, char** argv, const std::ma
   }
   if (auto token = env.find(protocol::kTaskTokenVariable); token != env.end()) options.task_token = token->second;
   if (auto marker = env.find("SHOAL_ATTEMPT_DIR"); marker != env.end()) options.attempt_dir_marker = marker->second;
+  if (auto slurm_job = env.find("SLURM_JOB_ID"); slurm_job != env.end()) {
+    // A step of a Slurm job: a SIGTERM from outside Shoal may be Slurm's preemption.
+    options.preemption_probe = [id = slurm_job->second] { return SlurmPreemptionReason(RealSlurmCommands::Instance(), id); };
+  }
   return options;
 }
 

@@ -7,6 +7,7 @@
 
 #include "backend/local/local_backend.h"
 #include "backend/slurm/slurm_launcher.h"
+#include "backend/slurm/slurm_preemption.h"
 #include "common/log.h"
 #include "common/termination.h"
 #include "master/application_master.h"
@@ -75,7 +76,14 @@ int AmCommand(int argc, char** argv, const std::function<std::unique_ptr<Process
     // Shoal's own kill is SIGUSR2 (scancel --batch --signal=USR2); a SIGTERM is Slurm's
     // (preemption, a scancel from outside Shoal), whose exact reason the server reads.
     OnSignal(SIGUSR2, [&am] { am.RequestKill("killed by the user"); });
-    OnTermination([&am] { am.RequestFail("Slurm is ending this attempt (SIGTERM: preemption or a scancel from outside Shoal)"); });
+    OnTermination([&am] {
+      std::string preempted = SlurmPreemptionReason(RealSlurmCommands::Instance(), CurrentEnvironment()["SLURM_JOB_ID"]);
+      if (!preempted.empty()) {
+        am.RequestPreempt(preempted);
+      } else {
+        am.RequestFail("Slurm is ending this attempt (SIGTERM: a scancel from outside Shoal)");
+      }
+    });
     OnSignal(SIGUSR1, [&am] {  // Shoal's own --signal=B:USR1@N (slurm_job_options.h)
       am.RequestFail("Slurm's time limit for this attempt is near, so its tasks were stopped (SIGTERM, then SIGKILL "
                      "after the grace); fix: raise slurm.time (or timeouts.job, from which Shoal derives it)");

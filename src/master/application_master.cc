@@ -87,6 +87,21 @@ void ApplicationMaster::RequestKill(const std::string& reason) { RequestEnd(reas
 
 void ApplicationMaster::RequestFail(const std::string& reason) { RequestEnd(reason, true); }
 
+void ApplicationMaster::RequestPreempt(const std::string& reason) {
+  {
+    std::lock_guard lock(mutex_);
+    if (!tracker_) {
+      kill_reason_ = kill_requested_ ? kill_reason_ : "preempted before any task started: " + reason;
+      kill_fails_ = true;
+      kill_requested_ = true;
+    } else if (!kill_requested_ && !tracker_->PreemptNoticeNow()) {
+      LogInfo("preempted: " + reason + "; the programs have " + FormatDuration(spec_.preemption_grace_ms) + " to checkpoint");
+      tracker_->Preempt({reason, spec_.preemption_grace_ms});
+    }
+  }
+  changed_.notify_all();
+}
+
 void ApplicationMaster::RequestEnd(const std::string& reason, bool fails) {
   {
     std::lock_guard lock(mutex_);

@@ -73,6 +73,9 @@ class ApplicationMaster {
   int Run();
   void RequestKill(const std::string& reason);
   void RequestFail(const std::string& reason);
+  // The cluster preempts the attempt (Slurm's preemption, seen by the AM's SIGTERM): as the
+  // server's preemption, its tasks have the job's preemption_grace to checkpoint.
+  void RequestPreempt(const std::string& reason);
   void Abandon();
 
  private:

@@ -158,6 +158,7 @@ Json Encode(const LaunchPlan& m) {
   if (m.board_command) out["board_command"] = *m.board_command;
   if (m.checkpoint) out["checkpoint"] = ToJson(*m.checkpoint);
   if (m.resume_round > 0) out["resume_round"] = m.resume_round;
+  out["preemption_grace_ms"] = m.preemption_grace_ms;
   return out;
 }
 
@@ -193,6 +194,7 @@ Result<LaunchPlan> Decode<LaunchPlan>(const Json& json) {
       r.Keep(c.status());
     }
     m.resume_round = r.Int("resume_round", 0, 0, std::numeric_limits<int>::max());
+    m.preemption_grace_ms = r.Int64("preemption_grace_ms", m.preemption_grace_ms, 0, 86'400'000);
     if (!r.ok()) return r.status();
     return m;
   });

@@ -108,6 +108,7 @@ struct LaunchPlan {
   // The task's checkpoints (data/checkpoints.h), if any, and the round it resumes from (0: none).
   std::optional<CheckpointSpec> checkpoint;
   int resume_round = 0;
+  int64_t preemption_grace_ms = 30'000;  // the job's: what a program preempted by the cluster gets
 };
 
 struct ClusterReply {

@@ -29,6 +29,7 @@ protocol::LaunchPlan PlanLaunch(const JobSpec& spec, const FrameworkAdapter& fra
   plan.inputs = context.inputs;
   plan.outputs = context.outputs;
   plan.mask = SecretValues(spec);
+  plan.preemption_grace_ms = spec.preemption_grace_ms;
   return plan;
 }
 

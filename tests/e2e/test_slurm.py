@@ -455,7 +455,9 @@ def test_slurms_preemption_requeues_the_job_which_resumes_from_its_checkpoint(on
     Shoal job (PreemptMode=CANCEL, GraceTime=10): the program's TERM trap writes a
     checkpoint and marks it; attempt 1 ends PREEMPTED (Slurm's preempt time says so, though
     the AM ended in the grace), not counted against max_attempts: 1, and attempt 2, on
-    whichever node, starts from the checkpoint Shoal uploaded to the shared file system."""
+    whichever node, starts from the checkpoint Shoal uploaded to the shared file system. The
+    agent and the AM ask Slurm (scontrol's PreemptTime) whether their SIGTERM was a
+    preemption, so the program finds the preemption file, as on the local cluster."""
     spec = write_spec(tmp_path, f"""
 name: preemptible
 max_attempts: 1
@@ -466,7 +468,8 @@ roles:
     memory: 256M
     command: >-
       if [ -e "$SHOAL_CHECKPOINT_DIR/state" ]; then echo "resumed from $(cat $SHOAL_CHECKPOINT_DIR/state)"; exit 0; fi;
-      trap 'echo "got TERM, saving"; echo step-42 > $SHOAL_CHECKPOINT_DIR/state; touch $SHOAL_CHECKPOINT_MARKER; exit 0' TERM;
+      trap 'echo "got TERM, saving"; echo step-42 > $SHOAL_CHECKPOINT_DIR/state; touch $SHOAL_CHECKPOINT_MARKER;
+      sleep 1; cat $SHOAL_PREEMPTION_FILE; exit 0' TERM;
       echo started; while true; do sleep 0.2; done
 """)
     job = on_slurm.submit(spec)
@@ -486,6 +489,8 @@ roles:
     assert "killed by the user" not in json.dumps(first), first
     first_log = on_slurm.logs(job, attempt=1)
     assert "got TERM, saving" in first_log and "==== shoal: checkpoint round 1 uploaded" in first_log, first_log
+    # The agent asked Slurm whether its SIGTERM was a preemption, and told the program so.
+    assert "SHOAL_PREEMPTED=1" in first_log and "Slurm preempted the job for another job" in first_log, first_log
     assert "resumed from step-42" in on_slurm.logs(job, attempt=2)
     wait_for(lambda: not slurm("squeue", "-h").strip(), 30, what="the urgent job to end")
 

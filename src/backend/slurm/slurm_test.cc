@@ -6,6 +6,7 @@
 #include <iterator>
 
 #include "backend/slurm/fake_slurm_commands.h"
+#include "backend/slurm/slurm_preemption.h"
 #include "backend/slurm/slurm_backend.h"
 #include "backend/slurm/slurm_job.h"
 #include "backend/slurm/slurm_launcher.h"
@@ -573,6 +574,28 @@ TEST_F(SlurmBackendTest, KillSignalsTheAmThenCancelsTheJob) {
   EXPECT_EQ(scancels[0], (std::vector<std::string>{"scancel", "--batch", "--signal=USR2", "77"}));
   EXPECT_EQ(scancels[1], (std::vector<std::string>{"scancel", "77"}));
   EXPECT_TRUE(backend_.PollAttempt(*handle).has_value());
+}
+
+}  // namespace
+}  // namespace shoal
+
+namespace shoal {
+namespace {
+
+TEST(SlurmPreemptionReason, OnlyAJobWithAPreemptTimeWasPreempted) {
+  FakeSlurmCommands commands;
+  std::string answer;
+  commands.answers["scontrol"] = [&](const std::vector<std::string>& argv) {
+    EXPECT_EQ(argv, (std::vector<std::string>{"scontrol", "show", "job", "528"}));
+    return CommandOutput{0, answer, ""};
+  };
+  answer = "JobId=528 JobName=x\n   JobState=RUNNING Reason=None\n   PreemptTime=2026-12-03T07:46:55\n";
+  EXPECT_EQ(SlurmPreemptionReason(commands, "528"), "Slurm preempted the job for another job");
+  answer = "JobId=528 JobName=x\n   JobState=RUNNING Reason=None\n   PreemptTime=None\n";
+  EXPECT_EQ(SlurmPreemptionReason(commands, "528"), "") << "a scancel from outside Shoal";
+  commands.answers.erase("scontrol");
+  EXPECT_EQ(SlurmPreemptionReason(commands, "528"), "") << "Slurm could not be asked";
+  EXPECT_EQ(SlurmPreemptionReason(commands, ""), "") << "not in a Slurm job";
 }
 
 }  // namespace
