@@ -77,6 +77,7 @@ int AmCommand(int argc, char** argv, const std::function<std::unique_ptr<Process
     // (preemption, a scancel from outside Shoal), whose exact reason the server reads.
     OnSignal(SIGUSR2, [&am] { am.RequestKill("killed by the user"); });
     OnTermination([&am] {
+      LogInfo("Slurm is ending this attempt (SIGTERM); asking Slurm whether it is a preemption");
       std::string preempted = SlurmPreemptionReason(RealSlurmCommands::Instance(), CurrentEnvironment()["SLURM_JOB_ID"]);
       if (!preempted.empty()) {
         am.RequestPreempt(preempted);
