@@ -319,6 +319,7 @@ int ContainerAgent::Supervise(Programs& programs, int log_fd, int heartbeat_ms, 
   int64_t last_progress_report = 0;
   int64_t kill_at = 0;
   int64_t am_silent_since = 0;
+  int64_t next_checkpoint_poll = 0;
   size_t running = pids.size();
   while (running > 0) {
     (void)capture.Pump(capture.open() ? options_.tick_ms : 0);
@@ -344,11 +345,13 @@ int ContainerAgent::Supervise(Programs& programs, int log_fd, int heartbeat_ms, 
       }
     }
     if (running == 0) break;
-    if (checkpoints_) {
+    int64_t now = clock_.NowMillis();
+    if (checkpoints_ && now >= next_checkpoint_poll) {
+      // A stat of the marker, not on every burst of output.
+      next_checkpoint_poll = now + kCheckpointPollMs;
       checkpoints_->Poll();
       WriteCheckpointNotes(log_fd);
     }
-    int64_t now = clock_.NowMillis();
     bool progress_due = progress_changed && now - last_progress_report >= 250;
     if (now >= next_heartbeat || progress_due) {
       HeartbeatRequest beat{Task(), progress, std::nullopt, metrics, rtt_ms, false, {}};

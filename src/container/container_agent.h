@@ -87,6 +87,8 @@ class ContainerAgent {
   template <typename Reply>
   Result<Reply> WaitFor(const char* endpoint);
   static constexpr size_t kMaxPendingMetrics = 5000;
+  // How often a running program's checkpoint marker is looked for.
+  static constexpr int64_t kCheckpointPollMs = 200;
   struct Programs {
     std::vector<pid_t> pids;             // one per local rank
     std::vector<OutputStream> streams;   // their stdout and stderr
