@@ -33,6 +33,7 @@ struct BlobInfo {
   std::vector<int64_t> shape;
   int64_t offset = 0, numel = 0;
   bool learnable = true;
+  int owner = -1;  // index in Layout::blobs of the blob whose storage it shares (same offset), -1: its own
   float lr_mult = 1.0f, decay_mult = 1.0f;
   caffe::FillerParameter filler;
 };
