@@ -19,5 +19,8 @@
 namespace shoal::train {
 
 double LearningRate(const caffe::SolverParameter& solver, int64_t iter);
+// Caffe's current_step_ at an iteration (a .solverstate records it): the steps the step
+// and multistep policies have taken; 0 for the other policies.
+int CurrentStep(const caffe::SolverParameter& solver, int64_t iter);
 
 }  // namespace shoal::train

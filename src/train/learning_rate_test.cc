@@ -65,5 +65,15 @@ TEST(LearningRate, MultistepDropsAtEachStepvalue) {
   ExpectRate(LearningRate(s, 99), 0.0001);
 }
 
+TEST(LearningRate, CurrentStepAsCaffeRecordsIt) {
+  auto multistep = Solver("base_lr: 0.01\nlr_policy: \"multistep\"\ngamma: 0.1\nstepvalue: 30\nstepvalue: 60\n");
+  EXPECT_EQ(CurrentStep(multistep, 29), 0);
+  EXPECT_EQ(CurrentStep(multistep, 30), 1);
+  EXPECT_EQ(CurrentStep(multistep, 1000), 2);
+  auto step = Solver("base_lr: 0.01\nlr_policy: \"step\"\ngamma: 0.1\nstepsize: 100\n");
+  EXPECT_EQ(CurrentStep(step, 250), 2);
+  EXPECT_EQ(CurrentStep(Solver("base_lr: 0.01\nlr_policy: \"inv\"\ngamma: 0.1\npower: 0.75\n"), 250), 0);
+}
+
 }  // namespace
 }  // namespace shoal::train

@@ -9,6 +9,7 @@
 #include <set>
 #include <sstream>
 
+#include "train/solver_type.h"
 #include "train/uri.h"
 
 namespace shoal::train {
@@ -232,7 +233,7 @@ const std::vector<std::string>& SupportedLayerTypes() {
 }
 
 const std::vector<std::string>& SupportedSolverTypes() {
-  static const std::vector<std::string> types = {"SGD", "Nesterov", "Adam"};
+  static const std::vector<std::string> types = {"SGD", "Nesterov", "AdaGrad", "RMSProp", "AdaDelta", "Adam"};
   return types;
 }
 
@@ -269,6 +270,7 @@ Result<caffe::SolverParameter> ParseSolverText(const std::string& text, const st
   TextFormat::ParseInfoTree tree;
   ASSIGN_OR_RETURN(caffe::SolverParameter solver, ParseText<caffe::SolverParameter>(text, filename, &tree));
   Where where(filename, &tree);
+  if (auto problem = UpgradeSolverType(solver)) return Refuse(where, solver, problem->field, -1, problem->message);
   if (!Contains(SupportedSolverTypes(), solver.type())) {
     return Refuse(where, solver, "type", -1,
                   "solver type '" + solver.type() + "' is not supported (supported: " + Join(SupportedSolverTypes()) + ")");

@@ -2,7 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+
+#include "train/prototxt.h"
 
 namespace shoal::train {
 namespace {
@@ -48,6 +51,73 @@ TEST(SolverUpdate, CaffeFormulasWithMultipliers) {
     EXPECT_NEAR(va[0], want_v[t], 1e-7) << "step " << t + 1;
     EXPECT_NEAR(wa[0], want_w[t], 2e-6) << "step " << t + 1;
   }
+}
+
+// AdaGrad, RMSProp and AdaDelta over three steps, two elements: element 0 with lr_mult 1,
+// decay_mult 1; element 1 with lr_mult 2, decay_mult 0; weight_decay 0.1, w = (1, -2),
+// gradients (0.5, -1), (-0.25, 0.5), (1, 0). Worked by hand from solver_update.h, e.g. the
+// first step, where d = (0.5 + 0.1 * 1, -1) = (0.6, -1):
+//   AdaGrad  (rate 0.1):  h = (0.36, 1);    w = (1 - 0.1 * 0.6 / 0.6, -2 + 0.2 * 1 / 1) = (0.9, -1.8)
+//   RMSProp  (rate 0.1, rms_decay 0.9): h = (0.036, 0.1);
+//            w = (1 - 0.1 * 0.6 / sqrt(0.036), -2 + 0.2 / sqrt(0.1)) = (0.68377225, -1.36754447)
+//   AdaDelta (rate 1, momentum 0.95, delta 1e-6): h = (0.018, 0.05);
+//            u = (0.6 sqrt(1e-6 / 0.018001), -sqrt(1e-6 / 0.050001)) = (0.00447201, -0.00447209);
+//            v = 0.05 u^2 = (9.99944e-7, 9.9998e-7); w = (0.99552799, -1.99105582) (lr_mult 2)
+struct Step {
+  double w[2], h[2], v[2];
+};
+
+void ExpectSteps(const UpdateArgs& base, const Step (&want)[3]) {
+  const float lr[2] = {1, 2}, decay[2] = {1, 0};
+  const float grads[3][2] = {{0.5f, -1}, {-0.25f, 0.5f}, {1, 0}};
+  float w[2] = {1, -2}, h[2] = {0, 0}, v[2] = {0, 0};
+  UpdateArgs a = base;
+  for (int t = 0; t < 3; ++t) {
+    a.iter = t;
+    ApplySolverUpdate(a, 2, w, grads[t], h, UsesSecondHistory(a.type) ? v : nullptr, lr, decay);
+    for (int i = 0; i < 2; ++i) {
+      EXPECT_NEAR(w[i], want[t].w[i], 2e-6) << a.type << " step " << t + 1 << " w[" << i << "]";
+      EXPECT_NEAR(h[i], want[t].h[i], 1e-6 * std::max(1.0, want[t].h[i])) << a.type << " step " << t + 1 << " h[" << i << "]";
+      EXPECT_NEAR(v[i], want[t].v[i], 1e-6 * want[t].v[i] + 1e-12) << a.type << " step " << t + 1 << " v[" << i << "]";
+    }
+  }
+}
+
+TEST(SolverUpdate, AdaGrad) {
+  UpdateArgs a;
+  a.type = "AdaGrad";
+  a.rate = 0.1f;
+  a.weight_decay = 0.1f;
+  ExpectSteps(a, {{{0.9, -1.8}, {0.36, 1}, {0, 0}},
+                  {{0.925766266, -1.88944272}, {0.3856, 1.25}, {0, 0}},
+                  {{0.838826929, -1.88944272}, {1.57932369, 1.25}, {0, 0}}});
+}
+
+TEST(SolverUpdate, RMSPropWithItsDecay) {
+  UpdateArgs a;
+  a.type = "RMSProp";
+  a.rate = 0.1f;
+  a.weight_decay = 0.1f;
+  a.rms_decay = 0.9f;
+  ExpectSteps(a, {{{0.683772251, -1.36754449}, {0.036, 0.1}, {0, 0}},
+                  {{0.779898984, -1.66242839}, {0.0356986832, 0.115}, {0, 0}},
+                  {{0.500005488, -1.66242839}, {0.148335037, 0.1035}, {0, 0}}});
+}
+
+TEST(SolverUpdate, AdaDeltaKeepsGradientAndUpdateHistories) {
+  UpdateArgs a;
+  a.type = "AdaDelta";
+  a.rate = 1;
+  a.weight_decay = 0.1f;
+  a.momentum = 0.95f;
+  a.delta = 1e-6f;
+  ExpectSteps(a, {{{0.995527988, -1.99105582}, {0.018, 0.05}, {9.99944448e-07, 9.9998e-07}},
+                  {{0.997103666, -1.99682924}, {0.018231718, 0.06}, {1.07408523e-06, 1.36663656e-06}},
+                  {{0.99142519, -1.99682924}, {0.0777882766, 0.057}, {2.63263513e-06, 1.29830473e-06}}});
+}
+
+TEST(SolverUpdate, SecondHistoryForAdamAndAdaDeltaOnly) {
+  for (const auto& type : SupportedSolverTypes()) EXPECT_EQ(UsesSecondHistory(type), type == "Adam" || type == "AdaDelta") << type;
 }
 
 }  // namespace

@@ -204,7 +204,7 @@ Status SumAcrossWorkers(Cluster& cluster, std::vector<double>& v) {
 struct SolverState {
   std::vector<float> lr_mult, decay_mult;  // per element (0 for state blobs: no update)
   std::vector<std::pair<int64_t, int64_t>> state;  // (offset, count) of each state blob
-  torch::Tensor history, history2;         // momentum (and Adam's second moment)
+  torch::Tensor history, history2;         // Caffe's history (and AdaDelta's and Adam's second one)
 };
 
 SolverState MakeSolverState(const Layout& layout, const std::string& type) {
@@ -212,12 +212,13 @@ SolverState MakeSolverState(const Layout& layout, const std::string& type) {
   s.lr_mult.resize(layout.total);
   s.decay_mult.resize(layout.total);
   for (const auto& b : layout.blobs) {
+    if (b.owner >= 0) continue;  // shares its owner's storage, multipliers and history (Caffe's learnable_params_)
     std::fill_n(s.lr_mult.begin() + b.offset, b.numel, b.learnable ? b.lr_mult : 0.0f);
     std::fill_n(s.decay_mult.begin() + b.offset, b.numel, b.learnable ? b.decay_mult : 0.0f);
     if (!b.learnable) s.state.emplace_back(b.offset, b.numel);
   }
   s.history = torch::zeros({layout.total});
-  if (type == "Adam") s.history2 = torch::zeros({layout.total});
+  if (UsesSecondHistory(type)) s.history2 = torch::zeros({layout.total});
   return s;
 }
 
@@ -232,6 +233,7 @@ void ApplyUpdate(const caffe::SolverParameter& p, SolverState& s, torch::Tensor 
   args.momentum2 = p.momentum2();
   args.delta = p.delta();
   args.weight_decay = p.weight_decay();
+  args.rms_decay = p.rms_decay();
   args.iter = iter;
   float* w = values.data_ptr<float>();
   const float* g = grads.data_ptr<float>();

@@ -13,10 +13,39 @@
 
 namespace shoal::train {
 
-std::string LocalPath(const std::string& uri) {
-  if (uri.rfind("file://", 0) == 0) return uri.substr(7);
-  return uri;
+namespace {
+
+bool IsFileUri(const std::string& uri) { return uri.rfind("file:", 0) == 0; }
+
+// The absolute path of a file: URI (file:/p, file:///p, file://localhost/p), or why not.
+Result<std::string> FilePath(const std::string& uri) {
+  std::string rest = uri.substr(5);
+  if (rest.rfind("//", 0) == 0) {
+    size_t slash = rest.find('/', 2);
+    std::string host = rest.substr(2, slash == std::string::npos ? std::string::npos : slash - 2);
+    if (slash == std::string::npos || (!host.empty() && host != "localhost")) {
+      return InvalidArgument(uri + " names a file on host '" + host +
+                             "'; shoal train reads and writes this machine's files: use file:///absolute/path "
+                             "(a shared file system) or s3://bucket/key");
+    }
+    return rest.substr(slash);
+  }
+  if (rest.empty() || rest[0] != '/') {
+    return InvalidArgument(uri + " is not an absolute file URI: write file:/absolute/path or file:///absolute/path, "
+                           "or a relative path without file:");
+  }
+  return rest;
 }
+
+}  // namespace
+
+std::string LocalPath(const std::string& uri) {
+  if (!IsFileUri(uri)) return uri;
+  auto path = FilePath(uri);
+  return path.ok() ? *path : uri;
+}
+
+std::string PlainUri(const std::string& uri) { return IsLocal(uri) ? LocalPath(uri) : uri; }
 
 bool IsLocal(const std::string& uri) {
   std::string scheme = storage::UriScheme(uri);
@@ -25,6 +54,7 @@ bool IsLocal(const std::string& uri) {
 
 Status CheckUri(const std::string& uri, const std::string& what) {
   if (uri.empty()) return InvalidArgument(what + " is empty");
+  if (IsFileUri(uri)) return FilePath(uri).status().WithContext(what);
   auto opened = storage::OpenStorage(uri);
   if (!opened.ok()) return opened.status().WithContext(what);
   return Status::Ok();
@@ -98,7 +128,7 @@ std::string UriDir(const std::string& uri) {
 }
 
 std::string UriJoin(const std::string& dir, const std::string& name) {
-  if (dir.empty() || (!name.empty() && name[0] == '/') || name.find("://") != std::string::npos) return name;
+  if (dir.empty() || (!name.empty() && name[0] == '/') || name.find("://") != std::string::npos || IsFileUri(name)) return name;
   return dir.back() == '/' ? dir + name : dir + "/" + name;
 }
 

@@ -2,8 +2,11 @@
 // every scheme of Shoal's storage (src/storage: s3://, ...).
 //
 // Contract:
-//  - LocalPath("file:///a/b") is "/a/b"; a plain path is returned as it is.
-//  - CheckUri refuses a URI with an unknown scheme (kInvalidArgument naming it).
+//  - LocalPath("file:///a/b"), LocalPath("file:/a/b") and LocalPath("file://localhost/a/b")
+//    are "/a/b"; a plain path is returned as it is.
+//  - CheckUri refuses a URI with an unknown scheme, a relative file: URI ("file:a/b") and a
+//    file:// URI naming another host (kInvalidArgument naming it and the fix). Every
+//    function that reads or writes checks its URI first.
 //  - LocalCopy returns a local path for a URI: the path itself for local ones; for remote
 //    ones the object (or every object under the prefix: an LMDB folder) is downloaded
 //    once into a cache ($SHOAL_TASK_DIR/train-cache, else /tmp/shoal-train-cache).
@@ -19,6 +22,8 @@
 namespace shoal::train {
 
 std::string LocalPath(const std::string& uri);
+// What to show or record for a URI: a local one as its path, any other as it is.
+std::string PlainUri(const std::string& uri);
 bool IsLocal(const std::string& uri);
 Status CheckUri(const std::string& uri, const std::string& what);
 Result<std::string> LocalCopy(const std::string& uri);
