@@ -14,6 +14,8 @@ packages=(
   libgloo-dev libopenmpi-dev openmpi-bin
   # shoal train (src/train): LibTorch, protobuf for the prototxt schema, LMDB and zlib data sources
   libtorch-dev protobuf-compiler libprotobuf-dev liblmdb-dev zlib1g-dev bc
+  # LMDB databases of Caffe Datums for the Caffe and CaffeOnSpark files' tests (mdb_load)
+  lmdb-utils
   # the examples and end-to-end tests
   python3 python3-torch python3-pytest python3-numpy dataset-fashion-mnist procps
   python3-xgboost python3-mpi4py unzip

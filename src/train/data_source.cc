@@ -382,6 +382,11 @@ Result<ItemShape> TransformedShape(const Dataset& data, const Transform& transfo
     return InvalidArgument("mean_value has " + std::to_string(transform.mean_value.size()) + " values for " +
                            std::to_string(data.channels) + " channels (give one, or one per channel)");
   }
+  if (!transform.mean_image.empty() && static_cast<int64_t>(transform.mean_image.size()) != data.item_size()) {
+    return InvalidArgument("mean_file holds " + std::to_string(transform.mean_image.size()) + " values; the images have " +
+                           std::to_string(data.channels) + "x" + std::to_string(data.height) + "x" + std::to_string(data.width) +
+                           " (a mean of another data set?)");
+  }
   return shape;
 }
 
@@ -411,6 +416,7 @@ void FillBatch(const Dataset& data, const Transform& t, bool train, uint64_t see
           int sx = x0 + (flip ? ow - 1 - x : x);
           int64_t src = local * item + (static_cast<int64_t>(c) * H + (y0 + y)) * W + sx;
           float v = data.is_float ? data.floats[src] : static_cast<float>(data.bytes[src]);
+          if (!t.mean_image.empty()) mean = t.mean_image[static_cast<size_t>(src - local * item)];
           dst[(c * oh + y) * ow + x] = (v - mean) * t.scale;
         }
       }

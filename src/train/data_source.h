@@ -1,7 +1,7 @@
 // Data sources for the Data and MemoryData layers: IDX files (MNIST, Fashion-MNIST; gzip
 // or raw), LMDB databases of Caffe Datum records, and CSV rows ("label,v1,v2,...").
 // A worker loads only the records of its partition (partition.h), then builds batches
-// with Caffe's transform_param (scale, mean_value, mirror, crop_size).
+// with Caffe's transform_param (scale, mean_value or mean_file, mirror, crop_size).
 //
 // Contract:
 //  - The backend is the layer's (LMDB, IDX, CSV) or, when unset, guessed from the source:
@@ -45,6 +45,9 @@ struct Dataset {
 struct Transform {
   float scale = 1.0f;
   std::vector<float> mean_value;  // empty, one value, or one per channel
+  // mean_file's blob: one value per element of an uncropped item (C x H x W), subtracted
+  // at the element's own position, as Caffe's DataTransformer does; empty if none.
+  std::vector<float> mean_image;
   bool mirror = false;            // random horizontal flips (TRAIN only)
   int crop_size = 0;              // random crops in TRAIN, the centre in TEST
 };

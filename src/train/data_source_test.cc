@@ -106,6 +106,25 @@ TEST(DataSource, MirrorFlipsSomeTrainingImagesDeterministically) {
   EXPECT_LT(flipped, 54);
 }
 
+TEST(DataSource, MeanImageIsSubtractedAtEachElementsOwnPositionBeforeScaling) {
+  Dataset d;
+  d.channels = 1; d.height = 2; d.width = 3;
+  d.bytes = {10, 20, 30, 40, 50, 60};
+  d.labels = {4};
+  Transform t;
+  t.scale = 0.5f;
+  t.mean_image = {1, 2, 3, 4, 5, 6};
+  t.crop_size = 2;  // TEST: the centre crop, rows 0-1, columns 0-1
+  ASSERT_TRUE(TransformedShape(d, t).ok());
+  std::vector<float> out(4), label(1);
+  FillBatch(d, t, false, 0, 0, 1, out.data(), label.data());
+  EXPECT_EQ(out, (std::vector<float>{4.5f, 9.0f, 18.0f, 22.5f}));
+  t.mean_image = {1, 2, 3};
+  auto wrong = TransformedShape(d, t);
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_NE(wrong.status().message().find("mean_file holds 3 values"), std::string::npos) << wrong.status().message();
+}
+
 TEST(DataSource, CsvRowsWithHeaderAndShape) {
   std::string path = TempDir() + "/rows.csv";
   std::ofstream(path) << "label,a,b,c,d\n1,0.5,1,2,3\n0,4,5,6,7\n\n2,8,9,10,11\n";

@@ -9,9 +9,16 @@
 //  - Bind makes this net's parameters views of caller-owned flat buffers (values and
 //    gradients), so a replica's parameters are one contiguous tensor that the trainer
 //    can sum, allreduce, update and copy in one go.
-//  - Forward takes the data layers' tops and returns every blob by name; in TRAIN,
-//    BatchNorm computes new state blobs (written by CommitState, after backward) and Dropout draws its mask from
-//    `seed`, so the same seed gives the same pass.
+//  - Parameters shared by name (`param { name: "w" }` in two layers, as in Caffe) are one
+//    blob: the first layer that names it owns it, later ones refer to it (BlobInfo::owner)
+//    and take the same offset, so the flat buffer holds it once and its gradient sums
+//    every use. Shapes (or, with share_mode PERMISSIVE, counts) and lr_mults must agree.
+//  - Forward takes the input layers' tops (Data, MemoryData, Input, and the net's own
+//    `input` blobs) and returns every blob by name; in TRAIN, BatchNorm computes new
+//    state blobs (written by CommitState, after backward) and Dropout draws its mask from
+//    `seed`, so the same seed gives the same pass. Layers themselves live in layers.h.
+//  - The objective is Caffe's: the sum over every top of its loss weight (LossWeight in
+//    layers.h) times the sum of its values.
 // Ownership: does not own the flat buffers. Thread-safety: one thread per Net.
 #pragma once
 
@@ -36,6 +43,7 @@ struct BlobInfo {
   int owner = -1;  // index in Layout::blobs of the blob whose storage it shares (same offset), -1: its own
   float lr_mult = 1.0f, decay_mult = 1.0f;
   caffe::FillerParameter filler;
+  std::string share_name;  // the ParamSpec name, if any
 };
 
 struct Layout {
@@ -46,7 +54,8 @@ struct Layout {
 
 class Net {
  public:
-  // `input_shapes`: for each data layer's first top, one item's shape (C, H, W).
+  // `input_shapes`: for each Data or MemoryData layer, one item's shape (C, H, W). Input
+  // layers and the net's `input` blobs carry their own shapes.
   static Result<std::unique_ptr<Net>> Create(const caffe::NetParameter& net, caffe::Phase phase,
                                              const std::map<std::string, std::vector<int64_t>>& input_shapes);
 
@@ -56,6 +65,8 @@ class Net {
   const std::vector<std::string>& outputs() const { return outputs_; }
   // The data layers' names and tops, in order.
   std::vector<const caffe::LayerParameter*> DataLayers() const;
+  // Every blob's shape after setup (batch 2 for Data layers), by name; for tests and logs.
+  const std::map<std::string, std::vector<int64_t>>& blob_shapes() const { return shapes_; }
 
   void Bind(torch::Tensor values, torch::Tensor grads);
   // Fills the bound values with the layers' fillers, drawing from `seed`.
@@ -65,7 +76,7 @@ class Net {
   // Writes the state blobs a TRAIN Forward computed (BatchNorm's statistics); call it
   // after backward.
   void CommitState();
-  // The weighted sum of the loss layers' tops (0-dim), after Forward.
+  // The weighted sum of the loss tops (0-dim), after Forward; undefined if the net has none.
   torch::Tensor Loss(const std::map<std::string, torch::Tensor>& blobs) const;
 
   // caffemodel: the layers' blobs as Caffe's NetParameter (binary protobuf).
@@ -78,6 +89,9 @@ class Net {
   Net() = default;
   Status Run(const caffe::LayerParameter& layer, size_t layer_index, std::map<std::string, torch::Tensor>& blobs,
              bool train, uint64_t seed, bool setup);
+  // Registers blob `index` of layer `layer` during setup (sharing by ParamSpec name).
+  Result<torch::Tensor> Register(const caffe::LayerParameter& layer, int index, std::vector<int64_t> shape,
+                                 const caffe::FillerParameter& filler, bool learnable);
   torch::Tensor Param(size_t layer_index, int i) const { return params_[first_param_[layer_index] + i]; }
 
   caffe::NetParameter def_;
@@ -87,6 +101,7 @@ class Net {
   std::vector<int> param_count_;      // per layer
   std::vector<torch::Tensor> params_; // views into the bound buffer
   std::vector<std::string> outputs_;
+  std::map<std::string, std::vector<int64_t>> shapes_;
   std::vector<std::pair<torch::Tensor, torch::Tensor>> pending_;  // (state blob, new value)
 };
 

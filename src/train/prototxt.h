@@ -8,7 +8,9 @@
 //    (STOCHASTIC pooling, LEVELDB, L1 regularization, ...) is kInvalidArgument with
 //    "<file>:<line>: <what>", naming the field or layer.
 //  - Load* read a local file (path or file:// URI) and parse it.
-//  - NetForPhase keeps the layers whose include/exclude rules admit the phase.
+//  - NetForState keeps the layers whose include/exclude rules admit the state (phase,
+//    level, stages); NetForPhase is NetForState with the phase alone.
+//  - ParseNetText reports every problem of a file in one status, one per line.
 // Thread-safety: pure functions.
 #pragma once
 
@@ -36,6 +38,11 @@ Result<caffe::SolverParameter> LoadSolver(const std::string& path);
 // directory of the solver file. kInvalidArgument when the solver names no net.
 Result<std::string> ResolveNetPath(const caffe::SolverParameter& solver, const std::string& solver_path);
 
+// Caffe's NetStateRule: phase, min_level/max_level, stage and not_stage.
+bool StateMeetsRule(const caffe::NetState& state, const caffe::NetStateRule& rule);
+// The layers a net in `state` has: with include rules, those whose rules one is met; with
+// exclude rules, those none of whose rules is met; without rules, every layer.
+caffe::NetParameter NetForState(const caffe::NetParameter& net, const caffe::NetState& state);
 caffe::NetParameter NetForPhase(const caffe::NetParameter& net, caffe::Phase phase);
 
 }  // namespace shoal::train

@@ -56,15 +56,81 @@ TEST(Prototxt, UnknownFieldIsRefusedWithNameAndLine) {
   EXPECT_NE(net.status().message().find("frobnicate"), std::string::npos) << net.status().message();
 }
 
-TEST(Prototxt, UnsupportedLayerIsRefusedWithNameAndLine) {
+TEST(Prototxt, UnsupportedLayerIsRefusedByTypeEvenWithItsOwnParamBlock) {
   std::string text = "layer {\n  name: \"relu\"\n  type: \"ReLU\"\n  bottom: \"d\" top: \"d\"\n}\n"
-                     "layer {\n  name: \"norm1\"\n  type: \"LRN\"\n  bottom: \"d\" top: \"n\"\n}\n";
+                     "layer {\n  name: \"py\"\n  type: \"Python\"\n  bottom: \"d\" top: \"n\"\n"
+                     "  python_param { module: \"m\" layer: \"L\" }\n}\n";
   auto net = ParseNetText(text, "net.prototxt");
   ASSERT_FALSE(net.ok());
   const std::string& m = net.status().message();
-  EXPECT_NE(m.find("net.prototxt:8:"), std::string::npos) << m;
-  EXPECT_NE(m.find("'norm1'"), std::string::npos) << m;
-  EXPECT_NE(m.find("'LRN'"), std::string::npos) << m;
+  EXPECT_NE(m.find("net.prototxt:8: layer 'py' has type 'Python', which shoal train does not support"), std::string::npos) << m;
+}
+
+TEST(Prototxt, EveryProblemOfAFileIsReportedInOneRun) {
+  std::string text = R"(layer { name: "a" type: "HingeLoss" bottom: "x" bottom: "y" top: "l" hinge_loss_param { norm: L2 } }
+layer { name: "b" type: "Data" top: "x" data_param { source: "s" batch_size: 4 rand_skip: 3 } }
+layer { name: "c" type: "Eltwise" bottom: "x" top: "e" }
+layer { name: "d" type: "InnerProduct" bottom: "e" top: "f" inner_product_param { num_output: 2 weight_filler { type: "xavier" sparse: 3 } } }
+layer { name: "e" type: "ReLU" bottom: "f" top: "f" propagate_down: true }
+)";
+  auto net = ParseNetText(text, "n.prototxt");
+  ASSERT_FALSE(net.ok());
+  const std::string& m = net.status().message();
+  EXPECT_NE(m.find("5 problems:"), std::string::npos) << m;
+  EXPECT_NE(m.find("n.prototxt:1: layer 'a' has type 'HingeLoss'"), std::string::npos) << m;
+  EXPECT_NE(m.find("n.prototxt:2: rand_skip is not supported"), std::string::npos) << m;
+  EXPECT_NE(m.find("n.prototxt:3: layer 'c' (Eltwise) needs at least 2 bottoms; it has 1"), std::string::npos) << m;
+  EXPECT_NE(m.find("n.prototxt:4: weight_filler sparse applies only to gaussian fillers"), std::string::npos) << m;
+  EXPECT_NE(m.find("n.prototxt:5: propagate_down is not supported"), std::string::npos) << m;
+}
+
+TEST(Prototxt, CaffeOnSparkSourceClassAndShareInParallel) {
+  std::string text = R"(layer { name: "data" type: "MemoryData" top: "data" top: "label"
+  source_class: "com.yahoo.ml.caffe.LMDB"
+  memory_data_param { source: "file:/data/mnist_train_lmdb" batch_size: 64 channels: 1 height: 28 width: 28 share_in_parallel: false }
+}
+layer { name: "loss" type: "SoftmaxWithLoss" bottom: "data" bottom: "label" top: "loss" }
+)";
+  auto net = ParseNetText(text, "cos.prototxt");
+  ASSERT_TRUE(net.ok()) << net.status().message();
+  EXPECT_EQ(net->layer(0).memory_data_param().backend(), caffe::DataParameter::LMDB);
+  std::string frame = text;
+  frame.replace(frame.find("com.yahoo.ml.caffe.LMDB"), 23, "com.yahoo.ml.caffe.ImageDataFrame");
+  auto refused = ParseNetText(frame, "cos.prototxt");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("cos.prototxt:2: layer 'data': source_class 'com.yahoo.ml.caffe.ImageDataFrame'"),
+            std::string::npos) << refused.status().message();
+}
+
+TEST(Prototxt, OldV1LayersAreRefusedWithTheUpgradeTool) {
+  auto net = ParseNetText("name: \"old\"\nlayers { name: \"conv1\" }\n", "v1.prototxt");
+  ASSERT_FALSE(net.ok());
+  EXPECT_NE(net.status().message().find("v1.prototxt:2:"), std::string::npos) << net.status().message();
+  EXPECT_NE(net.status().message().find("upgrade_net_proto_text"), std::string::npos) << net.status().message();
+}
+
+TEST(Prototxt, StagesAndLevelsSelectLayersAsInCaffe) {
+  auto net = ParseNetText(R"(layer { name: "a" type: "Input" top: "x" input_param { shape { dim: 1 } } }
+layer { name: "on-train" type: "ReLU" bottom: "x" top: "y" include { phase: TEST stage: "test-on-train" } }
+layer { name: "on-test" type: "ReLU" bottom: "x" top: "z" include { phase: TEST stage: "test-on-test" } }
+layer { name: "deep" type: "ReLU" bottom: "x" top: "w" include { min_level: 2 } }
+layer { name: "not-deploy" type: "ReLU" bottom: "x" top: "v" exclude { stage: "deploy" } }
+)", "n");
+  ASSERT_TRUE(net.ok()) << net.status().message();
+  auto names = [](const caffe::NetParameter& n) {
+    std::string out;
+    for (const auto& l : n.layer()) out += l.name() + " ";
+    return out;
+  };
+  caffe::NetState state;
+  state.set_phase(caffe::TEST);
+  state.add_stage("test-on-train");
+  EXPECT_EQ(names(NetForState(*net, state)), "a on-train not-deploy ");
+  state.clear_stage();
+  state.add_stage("deploy");
+  state.set_level(2);
+  EXPECT_EQ(names(NetForState(*net, state)), "a deep ");
+  EXPECT_EQ(names(NetForPhase(*net, caffe::TRAIN)), "a not-deploy ");
 }
 
 TEST(Prototxt, ParamBlockOfAnotherTypeIsRefused) {

@@ -56,6 +56,18 @@ Backend BackendOf(caffe::DataParameter::DB db, bool has) {
   }
 }
 
+// A mean_file: Caffe's BlobProto of one mean image (binaryproto).
+Result<std::vector<float>> ReadMeanImage(const std::string& uri) {
+  RETURN_IF_ERROR(CheckUri(uri, "mean_file"));
+  ASSIGN_OR_RETURN(std::string bytes, ReadFileBytes(uri));
+  caffe::BlobProto blob;
+  if (!blob.ParseFromString(bytes) || (blob.data_size() == 0 && blob.double_data_size() == 0)) {
+    return InvalidArgument("mean_file " + uri + " is not a Caffe mean image (a BlobProto .binaryproto, as compute_image_mean writes)");
+  }
+  if (blob.data_size() > 0) return std::vector<float>(blob.data().begin(), blob.data().end());
+  return std::vector<float>(blob.double_data().begin(), blob.double_data().end());
+}
+
 // The net's data layer (one per phase) and what it reads.
 Result<Feed> FeedOf(const caffe::NetParameter& def, const std::string& phase) {
   std::vector<const caffe::LayerParameter*> layers;
@@ -89,6 +101,11 @@ Result<Feed> FeedOf(const caffe::NetParameter& def, const std::string& phase) {
   feed.transform.mirror = t.mirror();
   feed.transform.crop_size = static_cast<int>(t.crop_size());
   feed.transform.mean_value.assign(t.mean_value().begin(), t.mean_value().end());
+  if (t.has_mean_file()) {
+    auto mean = ReadMeanImage(t.mean_file());
+    if (!mean.ok()) return mean.status().WithContext("layer '" + l.name() + "'");
+    feed.transform.mean_image = std::move(mean).value();
+  }
   return feed;
 }
 

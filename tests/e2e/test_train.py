@@ -202,7 +202,8 @@ def test_two_workers_by_two_devices_match_one_worker_by_four(tmp_path):
 
 @pytest.mark.parametrize("net_text,where,what", [
     ('layer {\n  name: "d" type: "Data" top: "data" top: "label"\n  data_param { source: "x" batch_size: 1 }\n}\n'
-     'layer {\n  name: "norm1"\n  type: "LRN"\n  bottom: "data" top: "n"\n}\n', "net.prototxt:7:", "'LRN'"),
+     'layer {\n  name: "py"\n  type: "Python"\n  bottom: "data" top: "n"\n  python_param { module: "m" layer: "L" }\n}\n',
+     "net.prototxt:7:", "'Python'"),
     ('layer {\n  name: "d" type: "Data" top: "data"\n  data_param { source: "x" batch_size: 1\n    shuffle: true }\n}\n',
      "net.prototxt:4:", "shuffle"),
 ], ids=["unsupported layer", "unknown field"])
