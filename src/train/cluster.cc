@@ -2,6 +2,7 @@
 
 #include <httplib.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <thread>
 
@@ -33,6 +34,8 @@ struct Cluster::Impl {
   }
 };
 
+int ShoalJobWorkers() { return Env("SHOAL_TRAIN_MASTER").empty() ? 0 : std::max(1, std::atoi(Env("SHOAL_WORLD_SIZE", "1").c_str())); }
+
 Cluster::Cluster() : impl_(std::make_unique<Impl>()) {}
 
 Cluster::~Cluster() {
@@ -46,7 +49,7 @@ Result<std::unique_ptr<Cluster>> Cluster::Join(const TrainFlags& flags) {
   Impl& impl = *cluster->impl_;
   std::string host = "127.0.0.1";
   std::string prefix;
-  if (flags.cluster_size > 0) {
+  if (flags.cluster_size > 0 && ShoalJobWorkers() == 0) {
     place.size = flags.cluster_size;
     place.rank = flags.rank < 0 ? 0 : flags.rank;
     place.local_workers = place.size;

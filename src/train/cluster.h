@@ -7,7 +7,8 @@
 //    host:port) place the worker: rank 0 serves the rendezvous store over HTTP on its
 //    reserved port and every worker connects to it, under the prefix
 //    "<job>/attempt-<n>", then the workers build a TCP communicator.
-//  - By hand: -clusterSize N -rank R -rendezvous DIR uses a file store in DIR.
+//  - By hand (outside a Shoal job): -clusterSize N -rank R -rendezvous DIR uses a file
+//    store in DIR. Inside a job -clusterSize only restates the job's size (train_flags.h).
 //  - Alone (no job, no -clusterSize, or one worker): rank 0 of 1 and no communicator.
 // Ownership: Cluster owns the store, the HTTP server (rank 0) and the communicator.
 // Thread-safety: one thread uses the communicator.
@@ -27,6 +28,9 @@ struct ClusterPlace {
   int size = 1;
   int local_workers = 1;  // workers of this run on this host (shares its cores)
 };
+
+// The worker count of the Shoal job this process runs in (SHOAL_TRAIN_MASTER set), 0 outside one.
+int ShoalJobWorkers();
 
 class Cluster {
  public:

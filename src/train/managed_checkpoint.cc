@@ -17,9 +17,17 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::atomic<bool> g_stop_requested{false};
+std::atomic<int> g_stop_signal{0};
 
-void OnSigterm(int) { g_stop_requested.store(true); }
+void OnStopSignal(int signal) { g_stop_signal.store(signal); }
+
+void SetHandler(int signal, void (*handler)(int), int flags) {
+  struct sigaction action {};
+  action.sa_handler = handler;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = flags;
+  sigaction(signal, &action, nullptr);
+}
 
 std::string Variable(const char* name) {
   const char* value = std::getenv(name);
@@ -78,14 +86,25 @@ Status ManagedCheckpoint::Publish(const std::vector<std::pair<std::string, std::
   return WriteFileAtomic(marker_, "");
 }
 
-void InstallStopOnSigterm() {
-  struct sigaction action {};
-  action.sa_handler = OnSigterm;
-  sigemptyset(&action.sa_mask);
-  action.sa_flags = SA_RESTART;
-  sigaction(SIGTERM, &action, nullptr);
+StopOnSignals::StopOnSignals() {
+  // SA_RESETHAND: the first signal asks for the stop; a second one ends the process.
+  for (int signal : {SIGINT, SIGTERM}) SetHandler(signal, OnStopSignal, SA_RESTART | SA_RESETHAND);
 }
 
-bool StopRequested() { return g_stop_requested.load(); }
+StopOnSignals::~StopOnSignals() {
+  for (int signal : {SIGINT, SIGTERM}) SetHandler(signal, SIG_DFL, 0);
+}
+
+bool StopRequested() { return g_stop_signal.load() != 0; }
+
+int StopSignal() { return g_stop_signal.load(); }
+
+std::string StopSignalName() {
+  switch (StopSignal()) {
+    case SIGINT: return "SIGINT";
+    case SIGTERM: return "SIGTERM";
+    default: return "";
+  }
+}
 
 }  // namespace shoal::train

@@ -8,11 +8,13 @@
 //    snapshots it published before, then creates the marker SHOAL_CHECKPOINT_MARKER names.
 //  - NewestSnapshot is the .solverstate of the highest iteration in the folder ("" when
 //    none, or outside such a task): what a retried or preempted job resumes from.
-//  - InstallStopOnSigterm makes SIGTERM set StopRequested() instead of ending the
-//    process: the trainer then snapshots at the next iteration every worker agrees on,
-//    and ends.
-// Thread-safety: StopRequested from any thread (a signal handler sets it); the rest from
-// the trainer's main thread.
+//  - While a StopOnSignals lives (the training loop), SIGINT and SIGTERM set
+//    StopRequested() instead of ending the process: the trainer then snapshots at the next
+//    iteration every worker agrees on, and ends (Caffe's default, sigint_effect stop); the
+//    process exits 128 + StopSignal(). A second signal ends the process at once, and so
+//    does one outside the training loop (nothing to snapshot there).
+// Thread-safety: StopRequested and StopSignal from any thread (a signal handler sets
+// them); the rest from the trainer's main thread.
 #pragma once
 
 #include <cstdint>
@@ -40,7 +42,16 @@ class ManagedCheckpoint {
   std::string marker_;
 };
 
-void InstallStopOnSigterm();
+class StopOnSignals {
+ public:
+  StopOnSignals();
+  ~StopOnSignals();
+  StopOnSignals(const StopOnSignals&) = delete;
+  StopOnSignals& operator=(const StopOnSignals&) = delete;
+};
+
 bool StopRequested();
+int StopSignal();               // the signal that requested the stop (0: none)
+std::string StopSignalName();   // "SIGINT", "SIGTERM" ("" when none)
 
 }  // namespace shoal::train

@@ -4,7 +4,14 @@
 // Contract: ParseTrainFlags returns the flags or kInvalidArgument naming the offending
 // option and the fix (the CLI prints it and exits 2). An option it does not know is
 // refused, never ignored. "--name" is accepted for "-name"; values follow as the next
-// argument or after '='.
+// argument or after '='. CaffeOnSpark's options (caffe-grid's Config.scala) have their
+// meaning or are refused with the reason: -connection ethernet (infiniband: refused, the
+// collectives run over TCP), -persistent (what shoal train always does), -lmdb_partitions
+// (must be the worker count: one contiguous part per worker), -resize, -imageRoot and
+// -labelFile (refused: encoded images and CaffeOnSpark's conversion tools); -test with
+// -features does the features only, with a warning, as CaffeOnSpark does.
+// CheckClusterFlags judges the options that depend on the cluster, once it is known:
+// `job_workers` is the Shoal job's worker count (0 outside a job).
 // Thread-safety: pure functions.
 #pragma once
 
@@ -35,10 +42,13 @@ struct TrainFlags {
   std::string rendezvous;  // a directory every worker sees (file store)
   int threads = 0;         // compute threads per solver (0: the cores shared out)
   int check_every = 0;     // compare the replicas' weights every N iterations (0: display)
+  int lmdb_partitions = 0; // CaffeOnSpark's; 0: not given
   bool help = false;
+  std::vector<std::string> warnings;  // for the CLI to print
 };
 
 Result<TrainFlags> ParseTrainFlags(const std::vector<std::string>& args);
+Status CheckClusterFlags(const TrainFlags& flags, int job_workers);
 std::string TrainUsage();
 
 }  // namespace shoal::train

@@ -14,12 +14,15 @@
 
 #include "collective/allreduce.h"
 #include "collective/broadcast.h"
+#include "train/caffe_log.h"
 #include "train/data_source.h"
+#include "train/layers.h"
 #include "train/learning_rate.h"
 #include "train/managed_checkpoint.h"
 #include "train/net.h"
 #include "train/partition.h"
 #include "train/prototxt.h"
+#include "train/solver_state.h"
 #include "train/solver_update.h"
 #include "train/uri.h"
 
@@ -280,21 +283,19 @@ uint64_t HashOf(const torch::Tensor& t) {
 
 // ---- Snapshots -----------------------------------------------------------------------
 
-caffe::BlobProto ToBlob(const torch::Tensor& t) {
-  caffe::BlobProto blob;
-  blob.mutable_shape()->add_dim(t.numel());
-  const float* p = t.data_ptr<float>();
-  blob.mutable_data()->Add(p, p + t.numel());
-  return blob;
+// Caffe's learnable_params_: every parameter blob with its own storage, in the net's order.
+std::vector<ParamBlob> ParamBlobsOf(const Layout& layout) {
+  std::vector<ParamBlob> out;
+  for (const auto& b : layout.blobs) {
+    if (b.owner < 0) out.push_back({b.layer + "/" + std::to_string(b.index), b.shape, b.offset, b.numel});
+  }
+  return out;
 }
 
-Status FromBlob(const caffe::BlobProto& blob, torch::Tensor t, const std::string& what) {
-  if (blob.data_size() != t.numel()) {
-    return InvalidArgument(what + " has " + std::to_string(blob.data_size()) + " values; this net needs " +
-                           std::to_string(t.numel()) + " (a snapshot of another net?)");
-  }
-  t.copy_(torch::from_blob(const_cast<float*>(blob.data().data()), {t.numel()}));
-  return Status::Ok();
+std::vector<float*> Histories(SolverState& s) {
+  std::vector<float*> out = {s.history.data_ptr<float>()};
+  if (s.history2.defined()) out.push_back(s.history2.data_ptr<float>());
+  return out;
 }
 
 std::string Basename(const std::string& path) {
@@ -302,11 +303,33 @@ std::string Basename(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
-std::string StripExtension(const std::string& path) {
-  std::string base = Basename(path);
-  auto dot = base.rfind('.');
-  return dot == std::string::npos || dot == 0 ? path : path.substr(0, path.size() - (base.size() - dot));
+// The loss weight of a net's blob: that of the last layer that writes it (Caffe's
+// blob_loss_weights_).
+float BlobLossWeight(const caffe::NetParameter& def, const std::string& blob) {
+  float weight = 0;
+  for (const auto& layer : def.layer()) {
+    for (int i = 0; i < layer.top_size(); ++i) {
+      if (layer.top(i) == blob) weight = LossWeight(layer, i);
+    }
+  }
+  return weight;
 }
+
+// A net's outputs after a Forward (Caffe's output_blobs): every value, and the loss weight.
+std::vector<NetOutput> OutputsOf(const Net& net, const std::map<std::string, torch::Tensor>& blobs) {
+  std::vector<NetOutput> out;
+  for (const auto& name : net.outputs()) {
+    torch::Tensor t = blobs.at(name).detach().to(torch::kFloat32).contiguous();
+    out.push_back({name, {t.data_ptr<float>(), t.data_ptr<float>() + t.numel()}, BlobLossWeight(net.definition(), name)});
+  }
+  return out;
+}
+
+// When Caffe's display last printed (its iteration_timer_ and iterations_last_).
+struct DisplayClock {
+  std::chrono::steady_clock::time_point at;
+  int64_t iter = 0;
+};
 
 std::string Serialize(const google::protobuf::Message& m) {
   std::string out;
@@ -386,6 +409,9 @@ void Report(const std::string& line) {
   std::fflush(stderr);
 }
 
+// A line of Caffe's (caffe_log.h), logged from `where` in Caffe's sources.
+void Log(const char* where, const std::string& text) { Report(CaffeLine(where, text)); }
+
 // ---- The run ---------------------------------------------------------------------------
 
 class Run {
@@ -394,6 +420,7 @@ class Run {
 
   Status Go() {
     ASSIGN_OR_RETURN(solver_, LoadSolver(flags_.conf));
+    RETURN_IF_ERROR(CheckUri(solver_.net(), flags_.conf + ": the solver's net"));
     ASSIGN_OR_RETURN(std::string net_path, ResolveNetPath(solver_, flags_.conf));
     ASSIGN_OR_RETURN(caffe::NetParameter def, LoadNet(net_path));
     train_def_ = NetForPhase(def, caffe::TRAIN);
@@ -444,7 +471,12 @@ class Run {
     }
     RETURN_IF_ERROR(Reduce(cluster_, s));
     if (Leader()) {
-      Report("Iteration " + std::to_string(iter) + ", Testing net: " + FormatScalars(s));
+      Log(kLogTesting, "Iteration " + std::to_string(iter) + ", Testing net (#0)");
+      std::vector<NetOutput> outputs;
+      for (size_t i = 0; i < s.names.size(); ++i) {
+        outputs.push_back({s.names[i], {static_cast<float>(s.sums[i] / std::max(1.0, s.images))}, BlobLossWeight(test_def_, s.names[i])});
+      }
+      for (const auto& line : TestOutputLines(outputs)) Log(kLogTestOutput, line);
       std::string metric = "reporter metric:";
       for (size_t i = 0; i < s.names.size(); ++i) {
         char buf[96];
@@ -456,21 +488,17 @@ class Run {
     return Status::Ok();
   }
 
-  std::string SnapshotPrefix() const {
-    std::string name = solver_.snapshot_prefix().empty() ? Basename(StripExtension(flags_.model)) : Basename(solver_.snapshot_prefix());
-    return UriJoin(UriDir(flags_.model), name);
-  }
-
+  // Caffe's Snapshot: the weights, then the solver state (solver_state.h), each written
+  // under a temporary name and renamed into place.
   Status Snapshot(int64_t iter) {
     if (!Leader()) return Status::Ok();
-    std::string base = SnapshotPrefix() + "_iter_" + std::to_string(iter);
+    const std::string base = SnapshotBase(flags_.model, solver_.snapshot_prefix(), iter);
     const std::string weights = Serialize(nets_[0]->ToProto());
+    Log(kLogSnapshot, "Snapshotting to binary proto file " + PlainUri(base + ".caffemodel"));
     RETURN_IF_ERROR(WriteFileAtomic(base + ".caffemodel", weights));
-    caffe::SolverState state;
-    state.set_iter(static_cast<int>(iter));
-    state.set_learned_net(Basename(base) + ".caffemodel");
-    *state.add_history() = ToBlob(solver_state_.history);
-    if (solver_state_.history2.defined()) *state.add_history() = ToBlob(solver_state_.history2);
+    std::vector<float*> histories = Histories(solver_state_);
+    caffe::SolverState state = MakeSolverStateProto(iter, LearnedNetPath(base), CurrentStep(solver_, iter),
+                                                    ParamBlobsOf(nets_[0]->layout()), {histories.begin(), histories.end()});
     auto* pos = state.mutable_shoal_position();
     pos->set_epoch(iter / layout_.steps_per_epoch);
     pos->set_step_in_epoch(iter % layout_.steps_per_epoch);
@@ -479,8 +507,8 @@ class Run {
     pos->set_batch_size(static_cast<int>(layout_.batch));
     pos->set_solver_type(solver_.type());
     const std::string solverstate = Serialize(state);
+    Log(kLogSolverState, "Snapshotting solver state to binary proto file " + PlainUri(base + ".solverstate"));
     RETURN_IF_ERROR(WriteFileAtomic(base + ".solverstate", solverstate));
-    Report("Snapshotting to " + base + ".caffemodel and " + base + ".solverstate");
     if (managed_.enabled()) {
       RETURN_IF_ERROR(managed_.Publish({{Basename(base) + ".caffemodel", weights}, {Basename(base) + ".solverstate", solverstate}}));
       Report("Checkpoint of iteration " + std::to_string(iter) + " handed to Shoal");
@@ -492,24 +520,72 @@ class Run {
     ASSIGN_OR_RETURN(std::string bytes, ReadFileBytes(uri));
     caffe::SolverState state;
     if (!state.ParseFromString(bytes)) return InvalidArgument(uri + " is not a .solverstate");
-    std::string model = UriJoin(UriDir(uri), state.learned_net());
-    ASSIGN_OR_RETURN(caffe::NetParameter weights, ReadModel(model));
-    RETURN_IF_ERROR(nets_[0]->LoadProto(weights).status());
-    int expected = solver_state_.history2.defined() ? 2 : 1;
-    if (state.history_size() != expected) {
-      return InvalidArgument(uri + " holds the history of another solver type (" + state.shoal_position().solver_type() + ")");
+    // The weights: -weights when given with -snapshot (CaffeOnSpark's resume), else beside
+    // the state, else where the state says (Caffe's learned_net).
+    if (state.has_learned_net() && flags_.weights.empty()) {
+      Status status = Status::Ok();
+      for (const auto& model : LearnedNetCandidates(uri, state.learned_net())) {
+        auto weights = ReadModel(model);
+        status = weights.status();
+        if (!weights.ok()) continue;
+        RETURN_IF_ERROR(nets_[0]->LoadProto(*weights).status());
+        break;
+      }
+      RETURN_IF_ERROR(status.WithContext(uri + ": its weights (learned_net " + state.learned_net() + ")"));
     }
     torch::NoGradGuard no_grad;
-    RETURN_IF_ERROR(FromBlob(state.history(0), solver_state_.history, uri + " history"));
-    if (expected == 2) RETURN_IF_ERROR(FromBlob(state.history(1), solver_state_.history2, uri + " history"));
+    RETURN_IF_ERROR(ReadHistories(state, ParamBlobsOf(nets_[0]->layout()), nets_[0]->layout().total,
+                                  Histories(solver_state_), uri));
     const auto& pos = state.shoal_position();
-    if (pos.workers() * pos.devices() != layout_.replicas || pos.batch_size() != layout_.batch) {
+    if (!state.has_shoal_position()) {
+      Report("note: " + uri + " holds no data position (a snapshot of Caffe's): the data is read from iteration " +
+             std::to_string(state.iter()) + "'s place in this run's order");
+    } else if (pos.workers() * pos.devices() != layout_.replicas || pos.batch_size() != layout_.batch) {
       Report("warning: the snapshot was taken with " + std::to_string(pos.workers()) + " workers x " +
              std::to_string(pos.devices()) + " devices, batch " + std::to_string(pos.batch_size()) +
              "; this run's data order differs from the one it would have followed");
     }
     Report("Resuming from " + uri + " at iteration " + std::to_string(state.iter()));
     return static_cast<int64_t>(state.iter());
+  }
+
+  // Caffe's display at iteration `iter`, before its update (Solver::Step, then
+  // SGDSolver::ApplyUpdate's rate), the outputs averaged over every replica of every
+  // worker; then Shoal's reporter lines, which the web UI charts.
+  Status Display(int64_t iter, double rate, float loss, std::vector<std::vector<NetOutput>>& outputs, DisplayClock& clock,
+                 double images_per_s) {
+    std::vector<float> values;
+    for (const auto& replica : outputs) {
+      size_t at = 0;
+      for (const auto& out : replica) {
+        if (values.size() < at + out.values.size()) values.resize(at + out.values.size(), 0.0f);
+        for (float v : out.values) values[at++] += v;
+      }
+    }
+    RETURN_IF_ERROR(SumAcrossWorkers(cluster_, values.data(), values.size()));
+    size_t at = 0;
+    for (auto& out : outputs[0]) {
+      for (float& v : out.values) v = values[at++] / static_cast<float>(layout_.replicas);
+    }
+    const auto now = Clock::now();
+    const double lapse = std::chrono::duration<double>(now - clock.at).count();
+    const double per_s = static_cast<double>(iter - clock.iter) / (lapse > 0 ? lapse : 1);
+    clock = {now, iter};
+    if (Leader()) {
+      auto lines = TrainDisplayLines(iter, per_s, lapse, solver_.display(), loss, outputs[0]);
+      Log(kLogIteration, lines[0]);
+      for (size_t i = 1; i < lines.size(); ++i) Log(kLogTrainOutput, lines[i]);
+      Log(kLogRate, "Iteration " + std::to_string(iter) + ", lr = " + CaffeNumber(rate));
+      char line[256];
+      std::snprintf(line, sizeof(line), "reporter metric: loss=%.6g lr=%.6g images_per_s=%.1f step=%lld", loss, rate,
+                    images_per_s, static_cast<long long>(iter));
+      Report(line);
+    }
+    // Every worker: a job's progress is its tasks' average.
+    char progress[64];
+    std::snprintf(progress, sizeof(progress), "reporter progress:%.4f", static_cast<double>(iter) / solver_.max_iter());
+    Report(progress);
+    return Status::Ok();
   }
 
   Status Train() {
@@ -574,9 +650,15 @@ class Run {
     auto start = Clock::now();
     double cpu_start = CpuSeconds();
     int64_t first_iter = iter;
-    double loss_window = 0;
-    int loss_count = 0;
+    SmoothedLoss smoothed(solver_.average_loss());
+    std::vector<std::vector<NetOutput>> outputs(D);  // each replica's TRAIN net outputs, when displayed
+    DisplayClock display_clock{Clock::now(), iter};
+    auto stop_on_signals = std::make_unique<StopOnSignals>();  // SIGINT, SIGTERM: snapshot, then end
     int64_t last_snapshot = -1;
+    if (Leader()) {
+      Log(kLogSolving, "Solving " + train_def_.name());
+      Log(kLogPolicy, "Learning Rate Policy: " + (solver_.has_lr_policy() ? solver_.lr_policy() : std::string("fixed")));
+    }
     while (iter < max_iter) {
       if (solver_.test_interval() > 0 && solver_.test_iter_size() > 0 && iter % solver_.test_interval() == 0 &&
           (iter > 0 || solver_.test_initialization())) {
@@ -587,6 +669,7 @@ class Run {
         cpu_start += CpuSeconds() - test_cpu;
       }
       const double rate = LearningRate(solver_, iter);
+      const bool display_now = display > 0 && iter % display == 0;
       threads.Run([&](int d) {
         const int replica = place.rank * D + d;
         grads_[d].zero_();
@@ -604,6 +687,7 @@ class Run {
         }
         loss.backward();
         nets_[d]->CommitState();
+        if (display_now) outputs[d] = OutputsOf(*nets_[d], *blobs);
         torch::NoGradGuard no_grad;
         grads_[d][total] = loss.detach();
         if (d == 0 && StopRequested()) grads_[d][total + 1] = 1.0f;  // summed: every worker learns it
@@ -617,45 +701,41 @@ class Run {
       for (int d = 1; d < D; ++d) sum.add_(grads_[d]);
       RETURN_IF_ERROR(SumAcrossWorkers(cluster_, sum.data_ptr<float>(), static_cast<size_t>(sum.numel())));
       sum.mul_(inv_replicas);
-      ApplyUpdate(solver_, solver_state_, values_[0], sum.narrow(0, 0, total), rate, iter);
-      for (int d = 1; d < D; ++d) values_[d].copy_(values_[0]);
-      loss_window += sum[total].item<double>();
-      const bool stop = sum[total + 1].item<float>() > 0;
-      ++loss_count;
-      ++iter;
-      if (iter % check_every == 0 || iter == max_iter) RETURN_IF_ERROR(CheckReplicas(iter));
-      if (display > 0 && iter % display == 0) {
+      // Caffe's UpdateSmoothedLoss and display come before the update, labelled with the
+      // iteration whose forward pass and rate they show.
+      smoothed.Add(sum[total].item<float>());
+      if (display_now) {
         double secs = std::chrono::duration<double>(Clock::now() - start).count();
         double ips = static_cast<double>((iter - first_iter) * layout_.batch * layout_.replicas) / std::max(secs, 1e-9);
-        if (Leader()) {
-          char line[256];
-          std::snprintf(line, sizeof(line), "Iteration %lld (%.0f images/s), loss = %.6g, lr = %.6g",
-                        static_cast<long long>(iter), ips, loss_window / loss_count, rate);
-          Report(line);
-          std::snprintf(line, sizeof(line), "reporter metric: loss=%.6g lr=%.6g images_per_s=%.1f step=%lld",
-                        loss_window / loss_count, rate, ips, static_cast<long long>(iter));
-          Report(line);
-        }
-        // Every worker: a job's progress is its tasks' average.
-        char progress[64];
-        std::snprintf(progress, sizeof(progress), "reporter progress:%.4f", static_cast<double>(iter) / max_iter);
-        Report(progress);
-        loss_window = 0;
-        loss_count = 0;
+        RETURN_IF_ERROR(Display(iter, rate, smoothed.value(), outputs, display_clock, ips));
       }
+      ApplyUpdate(solver_, solver_state_, values_[0], sum.narrow(0, 0, total), rate, iter);
+      for (int d = 1; d < D; ++d) values_[d].copy_(values_[0]);
+      const bool stop = sum[total + 1].item<float>() > 0;
+      ++iter;
+      if (iter % check_every == 0 || iter == max_iter) RETURN_IF_ERROR(CheckReplicas(iter));
       if (solver_.snapshot() > 0 && iter % solver_.snapshot() == 0) {
         RETURN_IF_ERROR(Snapshot(iter));
         last_snapshot = iter;
       }
       if (stop) {
-        // SIGTERM reached a worker (a preemption): every worker stops at this iteration.
+        // SIGINT or SIGTERM reached a worker (Ctrl-C, a preemption): every worker stops at
+        // this iteration, after its snapshot (Caffe's default, sigint_effect stop).
         if (last_snapshot != iter) RETURN_IF_ERROR(Snapshot(iter));
-        return Aborted("stopped by SIGTERM at iteration " + std::to_string(iter) + ", after its snapshot");
+        if (Leader()) Log(kLogStoppedEarly, "Optimization stopped early.");
+        return Aborted("stopped by " + StopSignalName() + " at iteration " + std::to_string(iter) + ", after its snapshot");
       }
     }
     double secs = std::chrono::duration<double>(Clock::now() - start).count();
     double cpu = CpuSeconds() - cpu_start;
+    stop_on_signals.reset();
+    Report("reporter progress:1.0000");
+    if (solver_.snapshot_after_train() && last_snapshot != iter) RETURN_IF_ERROR(Snapshot(iter));
+    if (solver_.test_interval() > 0 && solver_.test_iter_size() > 0 && iter % solver_.test_interval() == 0) {
+      RETURN_IF_ERROR(TestDuringTraining(iter));
+    }
     if (Leader()) {
+      Log(kLogDone, "Optimization Done.");
       char line[256];
       double images = static_cast<double>((iter - first_iter) * layout_.batch * layout_.replicas);
       std::snprintf(line, sizeof(line),
@@ -663,12 +743,6 @@ class Run {
                     static_cast<long long>(iter - first_iter), secs, images / std::max(secs, 1e-9), cpu,
                     images / layout_.replicas * flags_.devices / std::max(cpu, 1e-9));
       Report(line);
-    }
-    if (solver_.snapshot_after_train() && last_snapshot != iter) RETURN_IF_ERROR(Snapshot(iter));
-    if (solver_.test_interval() > 0 && solver_.test_iter_size() > 0 && iter % solver_.test_interval() == 0) {
-      RETURN_IF_ERROR(TestDuringTraining(iter));
-    }
-    if (Leader()) {
       RETURN_IF_ERROR(WriteFileAtomic(flags_.model, Serialize(nets_[0]->ToProto())));
       Report("Model written to " + flags_.model);
     }

@@ -6,14 +6,16 @@
 //     (partition.h), its gradients landing in its own flat buffer;
 //  2. the worker sums its replicas' gradients (and BatchNorm's state blobs), then the
 //     workers allreduce the sum; the result is divided by the number of replicas;
-//  3. the worker applies the solver's update (SGD, Nesterov or Adam, Caffe's formulas,
+//  3. the worker applies the solver's update (solver_update.h: Caffe's six solvers,
 //     lr_mult and decay_mult per blob) once, to replica 0, and copies it to the others.
 //  Every replica of every worker then holds the same weights: checked every
 //  -checkReplicas iterations (default: every display interval, and at the end) by
 //  comparing the replicas' bytes and a hash of them across workers.
-//  Snapshots (weights .caffemodel, solver state .solverstate with the iteration, the
-//  solver's history and the data position) are written by rank 0, atomically, every
-//  `snapshot` iterations and at the end; -snapshot resumes from one on the same trajectory.
+//  Snapshots (weights .caffemodel, solver state .solverstate in Caffe's layout, see
+//  solver_state.h, plus the data position) are written by rank 0, atomically, every
+//  `snapshot` iterations, at the end, and when SIGINT or SIGTERM stops training (then the
+//  run ends with kAborted); -snapshot resumes from one of Shoal's or Caffe's.
+//  Rank 0 logs Caffe's lines (caffe_log.h) and Shoal's reporter lines.
 // Thread-safety: Run is called once, from the main thread.
 #pragma once
 

@@ -6,6 +6,7 @@ lines; models, outputs and data live on S3 as well; a bad prototxt is refused wi
 import json
 import os
 import re
+import signal
 import struct
 import subprocess
 from pathlib import Path
@@ -284,3 +285,236 @@ def test_models_outputs_and_data_on_s3(ceph, tmp_path, request):
     assert result.returncode == 0, result.stdout + result.stderr
     body = s3.get(f"{prefix}/test.json")
     assert body and json.loads(body)["images"] == 10000, body
+
+
+# Caffe's own schema of a .solverstate (caffe/src/caffe/proto/caffe.proto), to read Shoal's
+# snapshots as Caffe reads them and to write states as Caffe writes them.
+CAFFE_SOLVERSTATE_PROTO = """syntax = "proto2";
+package caffe;
+message BlobShape { repeated int64 dim = 1 [packed = true]; }
+message BlobProto {
+  optional BlobShape shape = 7;
+  repeated float data = 5 [packed = true];
+  repeated float diff = 6 [packed = true];
+  repeated double double_data = 8 [packed = true];
+  repeated double double_diff = 9 [packed = true];
+  optional int32 num = 1 [default = 0];
+  optional int32 channels = 2 [default = 0];
+  optional int32 height = 3 [default = 0];
+  optional int32 width = 4 [default = 0];
+}
+message SolverState {
+  optional int32 iter = 1;
+  optional string learned_net = 2;
+  repeated BlobProto history = 3;
+  optional int32 current_step = 4 [default = 0];
+}
+"""
+
+
+def caffe_state(tmp_path: Path, mode: str, data: bytes) -> bytes:
+    """protoc --decode / --encode of a caffe.SolverState with Caffe's schema."""
+    proto = tmp_path / "caffe_solverstate.proto"
+    proto.write_text(CAFFE_SOLVERSTATE_PROTO)
+    return subprocess.run(["protoc", f"--{mode}=caffe.SolverState", "-I", str(tmp_path), str(proto)],
+                          input=data, capture_output=True, check=True).stdout
+
+
+def history_shapes(state_text: str):
+    """The dims of every history blob of a decoded state, in order."""
+    blobs = re.findall(r"^history \{\n(.*?)^\}", state_text, re.S | re.M)
+    return [[int(d) for d in re.findall(r"dim: (\d+)", b)] for b in blobs]
+
+
+@pytest.mark.parametrize("solver_type,sets", [("SGD", 1), ("Adam", 2)])
+def test_snapshots_are_caffes_solverstate_and_a_caffe_state_resumes(tmp_path, solver_type, sets):
+    net = tmp_path / "small.prototxt"
+    net.write_text(SMALL_NET)
+    straight, first, elsewhere, caffe = (tmp_path / d for d in ("straight", "first", "elsewhere", "caffe"))
+    (tmp_path / "s200.prototxt").write_text(solver(net, 200, 0, solver_type))
+    (tmp_path / "s100.prototxt").write_text(solver(net, 100, 0, solver_type))
+    train(tmp_path / "s200.prototxt", straight / "m.caffemodel")
+    log = train(tmp_path / "s100.prototxt", first / "m.caffemodel")
+    model = first / "m_iter_100.caffemodel"
+    assert f"Snapshotting to binary proto file {model}" in log, log
+    assert f"Snapshotting solver state to binary proto file {first / 'm_iter_100.solverstate'}" in log, log
+    # As Caffe reads it: one history blob per learnable blob, with its shape (Adam: all first
+    # moments, then all second moments), and learned_net the model's path.
+    text = caffe_state(tmp_path, "decode", (first / "m_iter_100.solverstate").read_bytes()).decode()
+    assert "iter: 100\n" in text and f'learned_net: "{model}"\n' in text and "current_step: 1\n" in text, text[:300]
+    blobs = caffemodel_blobs(model)
+    shapes = history_shapes(text)
+    assert len(shapes) == sets * len(blobs) == sets * 15, len(shapes)
+    for shape, (name, values) in zip(shapes, list(blobs.items()) * sets):
+        assert int(np.prod(shape)) == values.size, (name, shape)
+    # A state as Caffe writes it (no Shoal data position), its model moved elsewhere: resumes
+    # on the same trajectory.
+    elsewhere.mkdir()
+    caffe.mkdir()
+    (elsewhere / "w.caffemodel").write_bytes(model.read_bytes())
+    caffe_text = re.sub(r"^1000 \{.*?^\}\n", "", text, flags=re.S | re.M)
+    assert caffe_text != text and "\n1000 {" not in caffe_text
+    caffe_text = caffe_text.replace(f'learned_net: "{model}"', f'learned_net: "{elsewhere / "w.caffemodel"}"')
+    (caffe / "c_iter_100.solverstate").write_bytes(caffe_state(tmp_path, "encode", caffe_text.encode()))
+    log = train(tmp_path / "s200.prototxt", caffe / "m.caffemodel", "-snapshot", str(caffe / "c_iter_100.solverstate"))
+    assert "Resuming from" in log and "at iteration 100" in log and "holds no data position" in log, log
+    assert_same_weights(straight / "m.caffemodel", caffe / "m.caffemodel", rtol=1e-5, atol=1e-6)
+
+
+def parse_caffe_log(text: str, year=2026):
+    """Caffe's tools/extra/parse_log.py (and extract_seconds.py), line by line: the train and
+    test rows it would write to its CSV files."""
+    regex_iteration = re.compile(r"Iteration (\d+)")
+    regex_train_output = re.compile(r"Train net output #(\d+): (\S+) = ([\.\deE+-]+)")
+    regex_test_output = re.compile(r"Test net output #(\d+): (\S+) = ([\.\deE+-]+)")
+    regex_learning_rate = re.compile(r"lr = ([-+]?[0-9]*\.?[0-9]+([eE]?[-+]?[0-9]+)?)")
+
+    def when(line):
+        import datetime
+        line = line.strip().split()
+        month, day = int(line[0][1:3]), int(line[0][3:5])
+        timestamp = line[1]
+        pos = timestamp.rfind(".")
+        hour, minute, second = (int(x) for x in timestamp[:pos].split(":"))
+        return datetime.datetime(year, month, day, hour, minute, second, int(timestamp[pos + 1:]))
+
+    lines = text.splitlines()
+    start = when(next(line for line in lines if "Solving" in line))
+    iteration, learning_rate = -1, float("nan")
+    rows = {"train": [], "test": []}
+    current = {"train": None, "test": None}
+    for line in lines:
+        m = regex_iteration.search(line)
+        if m:
+            iteration = float(m.group(1))
+        if iteration == -1:
+            continue
+        try:
+            seconds = (when(line) - start).total_seconds()
+        except ValueError:
+            continue
+        m = regex_learning_rate.search(line)
+        if m:
+            learning_rate = float(m.group(1))
+        for kind, regex in (("train", regex_train_output), ("test", regex_test_output)):
+            m = regex.search(line)
+            row = current[kind]
+            if m:
+                if not row or row["NumIters"] != iteration:
+                    if row:
+                        rows[kind].append(row)
+                    row = {"NumIters": iteration, "Seconds": seconds, "LearningRate": learning_rate}
+                row[m.group(2)] = float(m.group(3))
+            if row and rows[kind] and len(row) == len(rows[kind][0]):
+                rows[kind].append(row)
+                row = None
+            current[kind] = row
+    return rows
+
+
+def test_caffe_log_lines_parse_with_caffes_parse_log(tmp_path):
+    net = tmp_path / "small.prototxt"
+    net.write_text(SMALL_NET)
+    conf = tmp_path / "solver.prototxt"
+    conf.write_text(solver(net, 6, policy='lr_policy: "multistep" gamma: 0.5 stepvalue: 2 stepvalue: 4')
+                    .replace("display: 50", "display: 1\naverage_loss: 3\ntest_interval: 3\ntest_iter: 2"))
+    log = train(conf, tmp_path / "m.caffemodel")
+    glog = r"I\d{4} \d\d:\d\d:\d\d\.\d{6} +\d+ [a-z_]+\.cpp:\d+\] "
+    # The rate printed for iteration N is iteration N's (Caffe prints before the update).
+    rates = {int(n): float(r) for n, r in re.findall(glog + r"Iteration (\d+), lr = (\S+)", log)}
+    assert rates == {0: 0.02, 1: 0.02, 2: 0.01, 3: 0.01, 4: 0.005, 5: 0.005}, log
+    # The displayed loss is the mean of the last average_loss (3) iterations' losses.
+    losses = {int(n): float(v) for n, v in re.findall(glog + r"Iteration (\d+) \([^)]*iter/s, [^)]*s/1 iters\), loss = (\S+)", log)}
+    outputs = [float(v) for v in re.findall(glog + r"    Train net output #0: loss = (\S+) \(\* 1 = \S+ loss\)", log)]
+    assert sorted(losses) == list(range(6)) and len(outputs) == 6, log
+    for n in range(6):
+        window = outputs[max(0, n - 2):n + 1]
+        assert losses[n] == pytest.approx(sum(window) / len(window), rel=1e-5), (n, losses, outputs)
+    assert re.search(glog + r"Iteration 3, Testing net \(#0\)\n", log), log
+    assert re.search(glog + r"    Test net output #0: accuracy = \S+\n.*" + r"    Test net output #1: loss = \S+ \(\* 1 = \S+ loss\)", log), log
+    assert re.search(glog + r"Optimization Done\.", log), log
+    assert "reporter metric: loss=" in log and "reporter metric: test_accuracy=" in log, log
+    rows = parse_caffe_log(log)
+    assert [r["NumIters"] for r in rows["train"]] == [0, 1, 2, 3, 4, 5], rows["train"]
+    assert all("loss" in r and r["Seconds"] >= 0 for r in rows["train"]), rows["train"]
+    assert [r["NumIters"] for r in rows["test"]] == [0, 3, 6], rows["test"]
+    assert all(0 <= r["accuracy"] <= 1 and r["loss"] > 0 for r in rows["test"]), rows["test"]
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_signal_snapshots_then_exits_128_plus_it(tmp_path, sig):
+    net = tmp_path / "small.prototxt"
+    net.write_text(SMALL_NET)
+    conf = tmp_path / "solver.prototxt"
+    conf.write_text(solver(net, 1000000).replace("display: 50", "display: 10"))
+    out = tmp_path / "out"
+    proc = subprocess.Popen([SHOAL, "train", "-train", "-conf", str(conf), "-model", str(out / "m.caffemodel"),
+                             "-threads", "1"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    seen = []
+    for line in proc.stdout:
+        seen.append(line)
+        if re.search(r"\] Iteration 20 \(", line):
+            proc.send_signal(sig)
+            break
+    rest = proc.communicate(timeout=120)[0]
+    log = "".join(seen) + rest
+    assert proc.returncode == 128 + sig, log
+    assert "Optimization stopped early." in log and f"stopped by {sig.name} at iteration" in log, log
+    stopped_at = int(re.search(r"stopped by \S+ at iteration (\d+)", log).group(1))
+    assert stopped_at > 20
+    assert (out / f"m_iter_{stopped_at}.caffemodel").exists() and (out / f"m_iter_{stopped_at}.solverstate").exists(), log
+
+
+def test_file_uris_are_paths_and_bad_ones_are_refused(tmp_path):
+    conf = small_solver(tmp_path, max_iter=3)
+    train(conf, f"file:{tmp_path}/out/m.caffemodel", cwd=tmp_path)
+    assert (tmp_path / "out" / "m.caffemodel").exists() and (tmp_path / "out" / "m_iter_3.solverstate").exists()
+    assert not (tmp_path / "file:").exists()
+    train(conf, f"file://{tmp_path}/out3/m.caffemodel", cwd=tmp_path)
+    assert (tmp_path / "out3" / "m.caffemodel").exists()
+    for flag, uri, why in [("-model", "file:out/m.caffemodel", "is not an absolute file URI"),
+                           ("-weights", f"file://nas1{tmp_path}/m.caffemodel", "names a file on host 'nas1'")]:
+        model = ["-model", str(tmp_path / "m2.caffemodel")] if flag != "-model" else []
+        result = subprocess.run([SHOAL, "train", "-train", "-conf", str(conf), flag, uri, *model],
+                                capture_output=True, text=True, timeout=60, cwd=tmp_path)
+        assert result.returncode == 2 and why in result.stderr and uri in result.stderr, result.stderr
+
+
+def test_features_of_scalar_blobs_accuracy_and_loss(tmp_path):
+    conf = small_solver(tmp_path, max_iter=5)
+    model = tmp_path / "small.caffemodel"
+    train(conf, model)
+    out = tmp_path / "features"
+    result = subprocess.run([SHOAL, "train", "-features", "accuracy,loss", "-label", "label", "-conf", str(conf),
+                             "-model", str(model), "-output", str(out), "-threads", "1"],
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    rows = [json.loads(line) for line in (out / "part-00000.json").read_text().splitlines()]
+    assert len(rows) == 10000
+    for batch in range(0, 10000, 50):  # a scalar of a batch (50 images) on each of its rows
+        chunk = rows[batch:batch + 50]
+        assert len({(r["accuracy"][0], r["loss"][0]) for r in chunk}) == 1, batch
+        assert 0 <= chunk[0]["accuracy"][0] <= 1 and chunk[0]["loss"][0] > 0 and chunk[0]["label"] in range(10)
+
+
+def test_caffeonsparks_command_line(tmp_path):
+    conf = small_solver(tmp_path, max_iter=2)
+    train(conf, tmp_path / "m.caffemodel", "-connection", "ethernet", "-persistent", "-lmdb_partitions", "1")
+
+    def refused(*flags, env=None):
+        result = subprocess.run([SHOAL, "train", "-train", "-conf", str(conf), "-model", str(tmp_path / "x.caffemodel"),
+                                 *flags], capture_output=True, text=True, timeout=60, env=env)
+        assert result.returncode == 2, result.stderr
+        return result.stderr
+
+    assert "collectives run over TCP" in refused("-connection", "infiniband")
+    assert "-resize resizes encoded images" in refused("-resize")
+    assert "conversion tools" in refused("-imageRoot", str(tmp_path))
+    assert "give -lmdb_partitions 1" in refused("-lmdb_partitions", "3")
+    assert "needs -rank R and -rendezvous DIR" in refused("-clusterSize", "2")
+    # In a Shoal job (its variables) -clusterSize needs no -rank or -rendezvous, and must be
+    # the job's worker count.
+    job = dict(os.environ, SHOAL_TRAIN_MASTER="127.0.0.1:1", SHOAL_WORLD_SIZE="1", SHOAL_RANK="0", SHOAL_JOB_ID="j")
+    assert "does not match this Shoal job's 1 workers: give -clusterSize 1" in refused("-clusterSize", "2", env=job)
+    assert "in a Shoal job the job places its workers" in refused("-clusterSize", "1", "-rank", "0", env=job)
+    train(conf, tmp_path / "job.caffemodel", "-clusterSize", "1", env=job)
