@@ -1,8 +1,8 @@
 // Caffe's log lines, so that tools written for Caffe's logs (Caffe's tools/extra/
 // parse_log.py, plotting scripts, dashboards) read `shoal train`'s: the same words, the
 // same numbers (C++ stream formatting of floats, 6 significant digits), the same moments,
-// each line behind glog's prefix "I1203 10:17:34.123456  1234 solver.cpp:218] " with the
-// source location Caffe 1.0 logs the line from (parse_log.py takes its times from it).
+// each line behind glog's prefix "I1203 10:17:34.123456  1234 solver.cpp:218] " with a
+// place in Caffe's sources that logs the line (parse_log.py takes its times from it).
 //
 // Contract:
 //  - CaffeLine(where, text): glog's prefix (local time, this process's id) + text.
@@ -22,7 +22,7 @@
 
 namespace shoal::train {
 
-// Where Caffe 1.0 logs each line from.
+// Where Caffe logs each line from (solver.cpp and sgd_solver.cpp, as in Caffe 1.0's logs).
 inline constexpr char kLogIteration[] = "solver.cpp:218";
 inline constexpr char kLogTrainOutput[] = "solver.cpp:237";
 inline constexpr char kLogRate[] = "sgd_solver.cpp:105";
