@@ -13,7 +13,7 @@ packages=(
   # the collective library's baselines (bench/allreduce)
   libgloo-dev libopenmpi-dev openmpi-bin
   # shoal train (src/train): LibTorch, protobuf for the prototxt schema, LMDB and zlib data sources
-  libtorch-dev protobuf-compiler libprotobuf-dev liblmdb-dev zlib1g-dev bc
+  libtorch-dev protobuf-compiler libprotobuf-dev liblmdb-dev zlib1g-dev bc libhdf5-dev
   # LMDB databases of Caffe Datums for the Caffe and CaffeOnSpark files' tests (mdb_load)
   lmdb-utils
   # the examples and end-to-end tests
