@@ -326,13 +326,21 @@ def history_shapes(state_text: str):
     return [[int(d) for d in re.findall(r"dim: (\d+)", b)] for b in blobs]
 
 
-@pytest.mark.parametrize("solver_type,sets", [("SGD", 1), ("Adam", 2)])
+def solver_of_type(net: Path, max_iter, solver_type):
+    """solver(), with Caffe's conditions for each type: no momentum for AdaGrad and RMSProp."""
+    text = solver(net, max_iter, 0, solver_type)
+    if solver_type in ("AdaGrad", "RMSProp"):
+        text = text.replace("momentum: 0.9", "rms_decay: 0.95" if solver_type == "RMSProp" else "")
+    return text
+
+
+@pytest.mark.parametrize("solver_type,sets", [("SGD", 1), ("Adam", 2), ("AdaDelta", 2), ("AdaGrad", 1), ("RMSProp", 1)])
 def test_snapshots_are_caffes_solverstate_and_a_caffe_state_resumes(tmp_path, solver_type, sets):
     net = tmp_path / "small.prototxt"
     net.write_text(SMALL_NET)
     straight, first, elsewhere, caffe = (tmp_path / d for d in ("straight", "first", "elsewhere", "caffe"))
-    (tmp_path / "s200.prototxt").write_text(solver(net, 200, 0, solver_type))
-    (tmp_path / "s100.prototxt").write_text(solver(net, 100, 0, solver_type))
+    (tmp_path / "s200.prototxt").write_text(solver_of_type(net, 200, solver_type))
+    (tmp_path / "s100.prototxt").write_text(solver_of_type(net, 100, solver_type))
     train(tmp_path / "s200.prototxt", straight / "m.caffemodel")
     log = train(tmp_path / "s100.prototxt", first / "m.caffemodel")
     model = first / "m_iter_100.caffemodel"
@@ -518,3 +526,26 @@ def test_caffeonsparks_command_line(tmp_path):
     assert "does not match this Shoal job's 1 workers: give -clusterSize 1" in refused("-clusterSize", "2", env=job)
     assert "in a Shoal job the job places its workers" in refused("-clusterSize", "1", "-rank", "0", env=job)
     train(conf, tmp_path / "job.caffemodel", "-clusterSize", "1", env=job)
+
+
+def test_shared_blobs_have_one_history_and_every_layer_keeps_its_blobs(tmp_path):
+    from test_train_caffe_files import SIAMESE, write_pairs
+    write_pairs(tmp_path / "pairs_lmdb", 256)
+    (tmp_path / "siamese.prototxt").write_text(SIAMESE % (tmp_path / "pairs_lmdb"))
+    conf = tmp_path / "solver.prototxt"
+    conf.write_text('net: "siamese.prototxt"\nbase_lr: 0.01\nmomentum: 0.9\nlr_policy: "fixed"\n'
+                    'display: 5\nmax_iter: 10\nrandom_seed: 2\n')
+    log = train(conf, tmp_path / "out" / "s.caffemodel")
+    # Caffe's .caffemodel holds every layer's blobs, shared ones too; its history one blob per
+    # owner (Caffe's learnable_params_): the first tower's six.
+    blobs = caffemodel_blobs(tmp_path / "out" / "s_iter_10.caffemodel")
+    assert len(blobs) == 12 and np.array_equal(blobs["conv1/0"], blobs["conv1_p/0"]), sorted(blobs)
+    text = caffe_state(tmp_path, "decode", (tmp_path / "out" / "s_iter_10.solverstate").read_bytes()).decode()
+    shapes = history_shapes(text)
+    owners = [k for k in blobs if not k.split("/")[0].endswith("_p")]
+    assert len(shapes) == len(owners) == 6, (shapes, owners)
+    for shape, name in zip(shapes, owners):
+        assert int(np.prod(shape)) == blobs[name].size, (name, shape)
+    conf.write_text(conf.read_text().replace("max_iter: 10", "max_iter: 15"))
+    log = train(conf, tmp_path / "more" / "s.caffemodel", "-snapshot", str(tmp_path / "out" / "s_iter_10.solverstate"))
+    assert "at iteration 10" in log, log
