@@ -2,6 +2,7 @@
 
 #include <hdf5.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <vector>
@@ -177,7 +178,11 @@ Result<std::string> ModelToHdf5(const caffe::NetParameter& model) {
     if (Exists(data.get(), layer.name())) continue;  // a second layer of the same name (another phase)
     Handle group(H5Gcreate2(data.get(), layer.name().c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
     if (!group.ok()) return Internal("HDF5: cannot create group " + layer.name());
-    for (int j = 0; j < layer.blobs_size(); ++j) RETURN_IF_ERROR(WriteFloats(group.get(), std::to_string(j), layer.blobs(j)));
+    for (int j = 0; j < layer.blobs_size(); ++j) {
+      const auto& blob = layer.blobs(j);
+      if (blob.data_size() == 0 && !blob.has_shape()) continue;  // a shared blob: its owner's group holds it
+      RETURN_IF_ERROR(WriteFloats(group.get(), std::to_string(j), blob));
+    }
   }
   return ImageOf(file.get());
 }
@@ -196,10 +201,23 @@ Result<caffe::NetParameter> ModelFromHdf5(const std::string& bytes) {
     if (!group.ok()) continue;
     caffe::LayerParameter* layer = model.add_layer();
     layer->set_name(name);
-    for (int j = 0; Exists(group.get(), std::to_string(j)); ++j) {
+    // Datasets "0", "1", ...; Caffe leaves out shared blobs, so an index may be missing:
+    // it stays an empty placeholder.
+    std::vector<std::string> sets;
+    H5Literate(group.get(), H5_INDEX_NAME, H5_ITER_INC, nullptr, CollectName, &sets);
+    int count = 0;
+    for (const auto& set : sets) {
+      if (set.empty() || set.size() > 4 || set.find_first_not_of("0123456789") != std::string::npos) {
+        return InvalidArgument("layer '" + name + "' holds '" + set + "', not a blob index");
+      }
+      count = std::max(count, std::stoi(set) + 1);
+    }
+    for (int j = 0; j < count; ++j) {
+      caffe::BlobProto* out = layer->add_blobs();
+      if (!Exists(group.get(), std::to_string(j))) continue;
       auto blob = ReadFloats(group.get(), std::to_string(j));
       if (!blob.ok()) return blob.status().WithContext("layer '" + name + "'");
-      *layer->add_blobs() = std::move(blob).value();
+      *out = std::move(blob).value();
     }
   }
   return model;

@@ -68,6 +68,24 @@ TEST(Hdf5Snapshot, ModelHasCaffesGroupsAndShapedDatasetsAndReadsBack) {
   EXPECT_EQ(back->layer(0).blobs(1).data(1), -0.5f);
 }
 
+TEST(Hdf5Snapshot, SharedBlobsAreLeftOutAndReadBackAsPlaceholders) {
+  caffe::NetParameter model;
+  auto* tower = model.add_layer();
+  tower->set_name("ip_p");
+  tower->add_blobs();  // blob 0 shared with another layer: Caffe writes only "1"
+  *tower->add_blobs() = Blob({1}, {7});
+  auto bytes = ModelToHdf5(model);
+  ASSERT_TRUE(bytes.ok()) << bytes.status().message();
+  OnDisk disk(*bytes);
+  EXPECT_EQ(H5Lexists(disk.file(), "/data/ip_p/0", H5P_DEFAULT), 0);
+  EXPECT_GT(H5Lexists(disk.file(), "/data/ip_p/1", H5P_DEFAULT), 0);
+  auto back = ModelFromHdf5(*bytes);
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  ASSERT_EQ(back->layer(0).blobs_size(), 2);
+  EXPECT_EQ(back->layer(0).blobs(0).data_size(), 0);
+  EXPECT_EQ(back->layer(0).blobs(1).data(0), 7.0f);
+}
+
 TEST(Hdf5Snapshot, SolverStateHasCaffesDatasetsAndShoalsPosition) {
   caffe::SolverState state;
   state.set_iter(500);

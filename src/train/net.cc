@@ -261,7 +261,7 @@ torch::Tensor Net::Loss(const std::map<std::string, torch::Tensor>& blobs) const
   return loss;
 }
 
-caffe::NetParameter Net::ToProto() const {
+caffe::NetParameter Net::ToProto(bool owners_only) const {
   caffe::NetParameter out;
   out.set_name(def_.name());
   for (size_t i = 0; i < static_cast<size_t>(def_.layer_size()); ++i) {
@@ -271,8 +271,9 @@ caffe::NetParameter Net::ToProto() const {
     l->set_name(layer.name());
     l->set_type(layer.type());
     for (int j = 0; j < param_count_[i]; ++j) {
-      torch::Tensor t = Param(i, j).detach().contiguous();
       caffe::BlobProto* blob = l->add_blobs();
+      if (owners_only && layout_.blobs[first_param_[i] + j].owner >= 0) continue;  // an empty placeholder
+      torch::Tensor t = Param(i, j).detach().contiguous();
       for (int64_t d : t.sizes()) blob->mutable_shape()->add_dim(d);
       const float* p = t.data_ptr<float>();
       blob->mutable_data()->Add(p, p + t.numel());
@@ -292,13 +293,17 @@ Result<int> Net::LoadProto(const caffe::NetParameter& model) {
       if (l.name() == layer.name()) source = &l;
     }
     if (source == nullptr) continue;
-    if (source->blobs_size() != param_count_[i]) {
+    auto shared = [&](int j) { return layout_.blobs[first_param_[i] + j].owner >= 0; };
+    int needed = param_count_[i];
+    while (needed > 0 && shared(needed - 1)) --needed;  // a model may leave trailing shared blobs out
+    if (source->blobs_size() < needed || source->blobs_size() > param_count_[i]) {
       return InvalidArgument("the model's layer '" + layer.name() + "' has " + std::to_string(source->blobs_size()) +
                              " blobs; the net's has " + std::to_string(param_count_[i]));
     }
-    for (int j = 0; j < param_count_[i]; ++j) {
+    for (int j = 0; j < source->blobs_size(); ++j) {
       torch::Tensor t = Param(i, j);
       const auto& blob = source->blobs(j);
+      if (blob.data_size() == 0 && !blob.has_shape() && shared(j)) continue;  // left out: its owner holds it
       if (blob.data_size() != t.numel()) {
         return InvalidArgument("the model's layer '" + layer.name() + "' blob " + std::to_string(j) + " has " +
                                std::to_string(blob.data_size()) + " values; the net needs " + std::to_string(t.numel()));

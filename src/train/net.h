@@ -79,10 +79,13 @@ class Net {
   // The weighted sum of the loss tops (0-dim), after Forward; undefined if the net has none.
   torch::Tensor Loss(const std::map<std::string, torch::Tensor>& blobs) const;
 
-  // caffemodel: the layers' blobs as Caffe's NetParameter (binary protobuf).
-  caffe::NetParameter ToProto() const;
-  // Copies the blobs of layers with the same name; counts must match. Returns how many
-  // blobs were copied.
+  // caffemodel: the layers' blobs as Caffe's NetParameter (binary protobuf). Caffe's
+  // binary form holds a shared blob under every layer that uses it; its HDF5 form only
+  // under its owner (`owners_only`: other layers get an empty placeholder blob).
+  caffe::NetParameter ToProto(bool owners_only = false) const;
+  // Copies the blobs of layers with the same name; counts must match (a model may leave
+  // out blobs this net shares from another layer, as Caffe's HDF5 models do). Returns how
+  // many blobs were copied.
   Result<int> LoadProto(const caffe::NetParameter& model);
 
  private:

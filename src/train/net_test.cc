@@ -129,8 +129,19 @@ TEST(Net, SharedParametersAreOneBlobWhoseGradientSumsBothUses) {
   separate->Loss(*b).backward();
   torch::Tensor summed = sep_grads.narrow(0, 0, 21) + sep_grads.narrow(0, 21, 21);
   EXPECT_TRUE(torch::allclose(grads, summed, 1e-5, 1e-6)) << grads << summed;
-  // The weights the model file holds are the owner's, for both layers (Caffe writes both).
-  EXPECT_EQ(shared->ToProto().layer_size(), 2);
+  // The weights the model file holds are the owner's, for both layers (Caffe writes both);
+  // the HDF5 form leaves the second tower's out, and either form loads back.
+  caffe::NetParameter full = shared->ToProto(), owners = shared->ToProto(/*owners_only=*/true);
+  ASSERT_EQ(full.layer_size(), 2);
+  EXPECT_EQ(full.layer(1).blobs(0).data_size(), 18);
+  EXPECT_EQ(owners.layer(1).blobs(0).data_size(), 0);
+  auto copy = Build(Siamese(true), caffe::TRAIN);
+  torch::Tensor copy_values = torch::zeros({copy->layout().total});
+  copy->Bind(copy_values, torch::zeros({copy->layout().total}));
+  auto loaded = copy->LoadProto(owners);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  EXPECT_EQ(*loaded, 2);
+  EXPECT_TRUE(torch::equal(copy_values, values));
 }
 
 TEST(Net, SharedParametersMustAgreeInShapeAndRate) {
