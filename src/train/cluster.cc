@@ -85,7 +85,7 @@ Result<std::unique_ptr<Cluster>> Cluster::Join(const TrainFlags& flags) {
     impl.store = std::make_unique<collective::PrefixStore>(prefix, *impl.base);
     // An HTTP store's Set is not retried: wait until rank 0 serves it (Wait retries).
     if (impl.server) RETURN_IF_ERROR(impl.store->Set("up", "1"));
-    if (impl.base && !impl.server && flags.cluster_size == 0) {
+    if (impl.base && !impl.server && ShoalJobWorkers() > 0) {  // the HTTP store of a Shoal job
       RETURN_IF_ERROR(impl.store->Wait({"up"}, std::chrono::milliseconds(120000)));
     }
     collective::transport::tcp::Options tcp;

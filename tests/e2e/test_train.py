@@ -549,3 +549,19 @@ def test_shared_blobs_have_one_history_and_every_layer_keeps_its_blobs(tmp_path)
     conf.write_text(conf.read_text().replace("max_iter: 10", "max_iter: 15"))
     log = train(conf, tmp_path / "more" / "s.caffemodel", "-snapshot", str(tmp_path / "out" / "s_iter_10.solverstate"))
     assert "at iteration 10" in log, log
+
+
+def test_cluster_size_in_a_shoal_job_needs_no_rank_and_must_match(shoal, tmp_path):
+    shoal.start_server()
+    conf = small_solver(tmp_path, max_iter=10)
+    out = tmp_path / "out"
+    command = (f"worker={SHOAL} train -train -conf {conf} -model {out}/m.caffemodel -clusterSize 2 "
+               f"-connection ethernet -persistent -threads 1")
+    _, job_id = shoal.run_job(EXAMPLE / "job.yaml", "--command", command, check=0, timeout=300)
+    log = shoal.logs(job_id, index=0)
+    assert "2 worker(s) x 1 device(s)" in log and "Optimization Done." in log, log
+    result, job_id = shoal.run_job(EXAMPLE / "job.yaml", "--command", command.replace("-clusterSize 2", "-clusterSize 3"),
+                                   timeout=300)
+    assert result.returncode != 0, result.stderr
+    log = shoal.logs(job_id, index=0)
+    assert "-clusterSize 3 does not match this Shoal job's 2 workers: give -clusterSize 2" in log, log
