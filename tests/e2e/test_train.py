@@ -565,3 +565,22 @@ def test_cluster_size_in_a_shoal_job_needs_no_rank_and_must_match(shoal, tmp_pat
     assert result.returncode != 0, result.stderr
     log = shoal.logs(job_id, index=0)
     assert "-clusterSize 3 does not match this Shoal job's 2 workers: give -clusterSize 2" in log, log
+
+
+def test_snapshot_with_weights_takes_the_weights_from_weights_as_caffeonspark_does(tmp_path):
+    conf = small_solver(tmp_path, max_iter=4)
+    out = tmp_path / "out"
+    train(conf, out / "m.caffemodel")
+    # The state alone, its model gone from beside it and from where learned_net says.
+    state = tmp_path / "state" / "m_iter_4.solverstate"
+    state.parent.mkdir()
+    state.write_bytes((out / "m_iter_4.solverstate").read_bytes())
+    weights = tmp_path / "w.caffemodel"
+    (out / "m_iter_4.caffemodel").rename(weights)
+    more = small_solver(tmp_path, name="more", max_iter=6)
+    result = subprocess.run([SHOAL, "train", "-train", "-conf", str(more), "-model", str(tmp_path / "x.caffemodel"),
+                             "-snapshot", str(state)], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2, result.stderr
+    assert f"learned_net {out / 'm_iter_4.caffemodel'}" in result.stderr, result.stderr
+    log = train(more, tmp_path / "y.caffemodel", "-snapshot", str(state), "-weights", str(weights))
+    assert f"from {weights}" in log and "at iteration 4" in log, log
