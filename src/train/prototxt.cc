@@ -455,7 +455,11 @@ Result<caffe::SolverParameter> ParseSolverText(const std::string& text, const st
   if (solver.snapshot_format() != caffe::SolverParameter::BINARYPROTO) {
     return Refuse(where, solver, "snapshot_format", -1, "snapshot_format HDF5 is not supported (use BINARYPROTO)");
   }
-  if (solver.test_iter_size() > 1) return Refuse(where, solver, "test_iter", 1, "only one test net is supported: give one test_iter");
+  if (solver.test_state_size() > 0 && solver.test_state_size() != solver.test_iter_size()) {
+    return Refuse(where, solver, "test_state", 0,
+                  "give one test_state per test net (one per test_iter): " + std::to_string(solver.test_iter_size()) +
+                      " test_iter, " + std::to_string(solver.test_state_size()) + " test_state");
+  }
   if (solver.has_net_param()) return Refuse(where, solver, "net_param", -1, "net_param (an inline net) is not supported: name a net file with `net`");
   if (!solver.has_net()) return InvalidArgument(filename + ":1: the solver names no net (add net: \"net.prototxt\")");
   if (solver.max_iter() <= 0) return InvalidArgument(filename + ":1: the solver needs max_iter > 0");

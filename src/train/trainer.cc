@@ -423,8 +423,17 @@ class Run {
     RETURN_IF_ERROR(CheckUri(solver_.net(), flags_.conf + ": the solver's net"));
     ASSIGN_OR_RETURN(std::string net_path, ResolveNetPath(solver_, flags_.conf));
     ASSIGN_OR_RETURN(caffe::NetParameter def, LoadNet(net_path));
-    train_def_ = NetForPhase(def, caffe::TRAIN);
-    test_def_ = NetForPhase(def, caffe::TEST);
+    caffe::NetState train_state = solver_.train_state();
+    train_state.set_phase(caffe::TRAIN);
+    train_def_ = NetForState(def, train_state);
+    // Caffe's test nets: one per test_iter (at least one for -test and -features), each in
+    // its test_state.
+    for (int i = 0; i < std::max(1, solver_.test_iter_size()); ++i) {
+      caffe::NetState state = i < solver_.test_state_size() ? solver_.test_state(i) : caffe::NetState();
+      state.set_phase(caffe::TEST);
+      tests_.emplace_back();
+      tests_.back().def = NetForState(def, state);
+    }
     for (const auto* uri : {&flags_.model, &flags_.weights, &flags_.snapshot, &flags_.output}) {
       if (!uri->empty()) RETURN_IF_ERROR(CheckUri(*uri, "URI"));
     }
@@ -441,46 +450,56 @@ class Run {
  private:
   bool Leader() const { return cluster_.place().rank == 0; }
 
-  // The TEST net and its data: the worker's evaluation range.
-  Status PrepareTest() {
-    if (test_net_) return Status::Ok();
-    ASSIGN_OR_RETURN(test_feed_, FeedOf(test_def_, "TEST"));
-    ASSIGN_OR_RETURN(auto shapes, InputShapes(test_feed_));
-    ASSIGN_OR_RETURN(test_net_, Net::Create(test_def_, caffe::TEST, shapes));
-    test_values_ = torch::zeros({test_net_->layout().total});
-    test_net_->Bind(test_values_, torch::zeros({test_net_->layout().total}));
-    ASSIGN_OR_RETURN(int64_t n, CountRecords(test_feed_.spec));
-    Range r = EvalRange(n, cluster_.place().size, cluster_.place().rank);
-    test_range_ = r;
-    RETURN_IF_ERROR(LoadFeed(test_feed_, r.begin, r.end));
+  // Test net `i` and its data: the worker's evaluation range.
+  Status PrepareTest(size_t i) {
+    TestNet& t = tests_[i];
+    if (t.net) return Status::Ok();
+    const std::string what = tests_.size() > 1 ? "TEST net #" + std::to_string(i) : "TEST";
+    ASSIGN_OR_RETURN(t.feed, FeedOf(t.def, what));
+    ASSIGN_OR_RETURN(auto shapes, InputShapes(t.feed));
+    ASSIGN_OR_RETURN(t.net, Net::Create(t.def, caffe::TEST, shapes));
+    t.values = torch::zeros({t.net->layout().total});
+    t.net->Bind(t.values, torch::zeros({t.net->layout().total}));
+    ASSIGN_OR_RETURN(int64_t n, CountRecords(t.feed.spec));
+    t.range = EvalRange(n, cluster_.place().size, cluster_.place().rank);
+    RETURN_IF_ERROR(LoadFeed(t.feed, t.range.begin, t.range.end));
     return Status::Ok();
   }
 
-  // Caffe's in-training test: test_iter batches on each worker, averaged.
+  // Caffe's in-training test: for each test net, test_iter batches on each worker, averaged.
   Status TestDuringTraining(int64_t iter) {
-    RETURN_IF_ERROR(PrepareTest());
-    CopyShared(nets_[0]->layout(), values_[0], test_net_->layout(), test_values_);
-    Scalars s;
-    Batch batch;
-    int64_t size = test_range_.end - test_range_.begin;
-    int64_t per = test_feed_.batch;
-    for (int i = 0; i < solver_.test_iter(0); ++i) {
-      int64_t start = (i * per) % std::max<int64_t>(size, 1);
-      int64_t n = std::min(per, size - start);
-      RETURN_IF_ERROR(EvaluateBatches(*test_net_, test_feed_, test_range_.begin + start, n, s, batch, nullptr));
-    }
-    RETURN_IF_ERROR(Reduce(cluster_, s));
-    if (Leader()) {
-      Log(kLogTesting, "Iteration " + std::to_string(iter) + ", Testing net (#0)");
-      std::vector<NetOutput> outputs;
-      for (size_t i = 0; i < s.names.size(); ++i) {
-        outputs.push_back({s.names[i], {static_cast<float>(s.sums[i] / std::max(1.0, s.images))}, BlobLossWeight(test_def_, s.names[i])});
+    for (size_t k = 0; k < tests_.size(); ++k) {
+      RETURN_IF_ERROR(PrepareTest(k));
+      TestNet& t = tests_[k];
+      CopyShared(nets_[0]->layout(), values_[0], t.net->layout(), t.values);
+      Scalars s;
+      Batch batch;
+      int64_t size = t.range.end - t.range.begin;
+      int64_t per = t.feed.batch;
+      for (int i = 0; i < solver_.test_iter(static_cast<int>(k)); ++i) {
+        int64_t start = (i * per) % std::max<int64_t>(size, 1);
+        int64_t n = std::min(per, size - start);
+        RETURN_IF_ERROR(EvaluateBatches(*t.net, t.feed, t.range.begin + start, n, s, batch, nullptr));
       }
+      RETURN_IF_ERROR(Reduce(cluster_, s));
+      if (!Leader()) continue;
+      Log(kLogTesting, "Iteration " + std::to_string(iter) + ", Testing net (#" + std::to_string(k) + ")");
+      std::vector<NetOutput> outputs;
+      double loss = 0;
+      for (size_t i = 0; i < s.names.size(); ++i) {
+        float mean = static_cast<float>(s.sums[i] / std::max(1.0, s.images));
+        float weight = BlobLossWeight(t.def, s.names[i]);
+        outputs.push_back({s.names[i], {mean}, weight});
+        loss += static_cast<double>(mean) * weight;
+      }
+      if (solver_.test_compute_loss()) Log(kLogTestOutput, "Test loss: " + CaffeNumber(loss));
       for (const auto& line : TestOutputLines(outputs)) Log(kLogTestOutput, line);
+      // The UI's charts: test_<output>, and test<k>_<output> for the nets after the first.
+      const std::string prefix = k == 0 ? " test_" : " test" + std::to_string(k) + "_";
       std::string metric = "reporter metric:";
       for (size_t i = 0; i < s.names.size(); ++i) {
         char buf[96];
-        std::snprintf(buf, sizeof(buf), " test_%s=%.6g", s.names[i].c_str(), s.sums[i] / std::max(1.0, s.images));
+        std::snprintf(buf, sizeof(buf), "%s%s=%.6g", prefix.c_str(), s.names[i].c_str(), s.sums[i] / std::max(1.0, s.images));
         metric += buf;
       }
       Report(metric + " step=" + std::to_string(iter));
@@ -767,14 +786,16 @@ class Run {
     return Status::Ok();
   }
 
+  // -test and -features: the first test net, every test image once.
   Status Evaluate() {
-    RETURN_IF_ERROR(PrepareTest());
+    RETURN_IF_ERROR(PrepareTest(0));
+    TestNet& test = tests_[0];
     if (!nets_.empty()) {
-      CopyShared(nets_[0]->layout(), values_[0], test_net_->layout(), test_values_);
+      CopyShared(nets_[0]->layout(), values_[0], test.net->layout(), test.values);
     } else {
       const std::string& uri = flags_.model.empty() ? flags_.weights : flags_.model;
       ASSIGN_OR_RETURN(caffe::NetParameter model, ReadModel(uri));
-      ASSIGN_OR_RETURN(int copied, test_net_->LoadProto(model));
+      ASSIGN_OR_RETURN(int copied, test.net->LoadProto(model));
       if (copied == 0) return InvalidArgument(uri + " has no blobs for the layers of this net (is it a model of another net?)");
     }
     Scalars s;
@@ -834,14 +855,14 @@ class Run {
         }
       };
     }
-    RETURN_IF_ERROR(EvaluateBatches(*test_net_, test_feed_, test_range_.begin, test_range_.end - test_range_.begin, s, batch, each));
+    RETURN_IF_ERROR(EvaluateBatches(*test.net, test.feed, test.range.begin, test.range.end - test.range.begin, s, batch, each));
     RETURN_IF_ERROR(feature_error);
     const auto& place = cluster_.place();
     if (!flags_.features.empty()) {
       char name[64];
       std::snprintf(name, sizeof(name), "part-%05d.%s", place.rank, json ? "json" : "csv");
       RETURN_IF_ERROR(WriteFileAtomic(UriJoin(flags_.output, name), rows));
-      Report("Features of " + std::to_string(test_range_.end - test_range_.begin) + " images written to " + UriJoin(flags_.output, name));
+      Report("Features of " + std::to_string(test.range.end - test.range.begin) + " images written to " + UriJoin(flags_.output, name));
     }
     RETURN_IF_ERROR(Reduce(cluster_, s));
     if (Leader()) {
@@ -860,7 +881,7 @@ class Run {
   }
 
   bool HasBlob(const std::string& name) const {
-    for (const auto& l : test_def_.layer()) {
+    for (const auto& l : tests_[0].def.layer()) {
       for (const auto& t : l.top()) {
         if (t == name) return true;
       }
@@ -871,7 +892,7 @@ class Run {
   const TrainFlags& flags_;
   Cluster& cluster_;
   caffe::SolverParameter solver_;
-  caffe::NetParameter train_def_, test_def_;
+  caffe::NetParameter train_def_;
   int compute_threads_ = 1;
   uint64_t seed_ = 0;
   Feed feed_;
@@ -879,10 +900,15 @@ class Run {
   std::vector<std::unique_ptr<Net>> nets_;
   std::vector<torch::Tensor> values_, grads_;
   SolverState solver_state_;
-  std::unique_ptr<Net> test_net_;
-  torch::Tensor test_values_;
-  Feed test_feed_;
-  Range test_range_;
+  // The test nets (one per test_iter, at least one), built when first needed.
+  struct TestNet {
+    caffe::NetParameter def;
+    std::unique_ptr<Net> net;
+    torch::Tensor values;
+    Feed feed;
+    Range range;
+  };
+  std::vector<TestNet> tests_;
   ManagedCheckpoint managed_;  // the checkpoint folder Shoal manages, if the task has one
   // Each replica's flat gradient buffer holds, after the parameters' gradients, its loss and
   // the stop flag (SIGTERM seen), summed across workers with the gradients.

@@ -156,3 +156,58 @@ def test_every_problem_of_a_net_file_is_named_in_one_run(tmp_path):
     assert "net.prototxt:2: layer 'h5' has type 'HDF5Data'" in log, log
     assert "net.prototxt:3: layer 'sum' (Eltwise) needs at least 2 bottoms" in log, log
     assert not (tmp_path / "m.caffemodel").exists()
+
+
+AUTOENCODER = """name: "MNISTAutoencoder"
+layer { name: "data" type: "Data" top: "data" include { phase: TRAIN }
+  transform_param { scale: 0.0039215684 } data_param { source: "%(train)s" batch_size: 50 backend: IDX } }
+layer { name: "data" type: "Data" top: "data" include { phase: TEST stage: "test-on-train" }
+  transform_param { scale: 0.0039215684 } data_param { source: "%(train)s" batch_size: 50 backend: IDX } }
+layer { name: "data" type: "Data" top: "data" include { phase: TEST stage: "test-on-test" }
+  transform_param { scale: 0.0039215684 } data_param { source: "%(test)s" batch_size: 50 backend: IDX } }
+layer { name: "flatdata" type: "Flatten" bottom: "data" top: "flatdata" }
+layer { name: "encode1" type: "InnerProduct" bottom: "data" top: "encode1" param { lr_mult: 1 decay_mult: 1 } param { lr_mult: 1 decay_mult: 0 }
+  inner_product_param { num_output: 128 weight_filler { type: "gaussian" std: 1 sparse: 15 } bias_filler { type: "constant" value: 0 } } }
+layer { name: "encode1neuron" type: "Sigmoid" bottom: "encode1" top: "encode1neuron" }
+layer { name: "encode2" type: "InnerProduct" bottom: "encode1neuron" top: "encode2" param { lr_mult: 1 decay_mult: 1 } param { lr_mult: 1 decay_mult: 0 }
+  inner_product_param { num_output: 16 weight_filler { type: "gaussian" std: 1 sparse: 15 } bias_filler { type: "constant" value: 0 } } }
+layer { name: "decode2" type: "InnerProduct" bottom: "encode2" top: "decode2" param { lr_mult: 1 decay_mult: 1 } param { lr_mult: 1 decay_mult: 0 }
+  inner_product_param { num_output: 128 weight_filler { type: "gaussian" std: 1 sparse: 15 } bias_filler { type: "constant" value: 0 } } }
+layer { name: "decode2neuron" type: "Sigmoid" bottom: "decode2" top: "decode2neuron" }
+layer { name: "decode1" type: "InnerProduct" bottom: "decode2neuron" top: "decode1" param { lr_mult: 1 decay_mult: 1 } param { lr_mult: 1 decay_mult: 0 }
+  inner_product_param { num_output: 784 weight_filler { type: "gaussian" std: 1 sparse: 15 } bias_filler { type: "constant" value: 0 } } }
+layer { name: "loss" type: "SigmoidCrossEntropyLoss" bottom: "decode1" bottom: "flatdata" top: "cross_entropy_loss" loss_weight: 1 }
+layer { name: "decode1neuron" type: "Sigmoid" bottom: "decode1" top: "decode1neuron" }
+layer { name: "loss" type: "EuclideanLoss" bottom: "decode1neuron" bottom: "flatdata" top: "l2_error" loss_weight: 0 }
+"""
+
+# The solvers of Caffe's examples/mnist/mnist_autoencoder_solver*.prototxt, shortened.
+AUTOENCODER_SOLVERS = {
+    "Nesterov": 'type: "Nesterov"\nbase_lr: 0.01\nlr_policy: "step"\ngamma: 0.1\nstepsize: 10000\nmomentum: 0.95\nweight_decay: 0.0005\n',
+    "AdaGrad": 'type: "AdaGrad"\nbase_lr: 0.01\nlr_policy: "fixed"\nweight_decay: 0.0005\n',
+    "AdaDelta": 'type: "AdaDelta"\nbase_lr: 1.0\nlr_policy: "fixed"\nmomentum: 0.95\ndelta: 1e-8\nweight_decay: 0.0005\n',
+    "RMSProp": 'type: "RMSProp"\nbase_lr: 0.01\nlr_policy: "fixed"\nrms_decay: 0.98\nweight_decay: 0.0005\n',
+}
+
+
+@pytest.mark.parametrize("solver_type", sorted(AUTOENCODER_SOLVERS))
+def test_autoencoder_with_two_staged_test_nets_learns_with_each_solver(tmp_path, solver_type):
+    fmnist = "/usr/share/datasets/fashion-mnist"
+    (tmp_path / "autoencoder.prototxt").write_text(AUTOENCODER % {
+        "train": f"{fmnist}/train-images-idx3-ubyte.gz", "test": f"{fmnist}/t10k-images-idx3-ubyte.gz"})
+    (tmp_path / "solver.prototxt").write_text(
+        'net: "autoencoder.prototxt"\n'
+        'test_state: { stage: "test-on-train" }\ntest_iter: 4\n'
+        'test_state: { stage: "test-on-test" }\ntest_iter: 4\n'
+        'test_interval: 100\ntest_compute_loss: true\ndisplay: 20\nmax_iter: 100\nrandom_seed: 4\n'
+        'snapshot_after_train: false\n' + AUTOENCODER_SOLVERS[solver_type])
+    code, log = run_train("-train", "-conf", "solver.prototxt", "-model", "ae.caffemodel", "-threads", "1", cwd=tmp_path)
+    assert code == 0, log
+    # Two test nets, each with the data layer of its stage, before and after training.
+    assert log.count("Testing net (#0)") == 2 and log.count("Testing net (#1)") == 2, log
+    assert "Test loss: " in log, log
+    # A monitor (loss_weight 0) is shown without Caffe's "(* w = ... loss)".
+    l2 = [line for line in log.splitlines() if "Test net output #1: l2_error = " in line]
+    assert len(l2) == 4 and not any("(*" in line for line in l2), log
+    losses = [float(line.split("loss = ")[1].split()[0]) for line in log.splitlines() if ", loss = " in line]
+    assert len(losses) == 5 and losses[-1] < 0.9 * losses[0], (solver_type, losses)
