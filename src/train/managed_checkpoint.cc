@@ -34,9 +34,9 @@ std::string Variable(const char* name) {
   return value ? value : "";
 }
 
-// The iteration in "<prefix>_iter_<N>.solverstate", or -1.
+// The iteration in "<prefix>_iter_<N>.solverstate" (or Caffe's HDF5 ".solverstate.h5"), or -1.
 int64_t SnapshotIteration(const std::string& name) {
-  static const std::regex kSnapshot(R"(.*_iter_(\d{1,12})\.solverstate)");
+  static const std::regex kSnapshot(R"(.*_iter_(\d{1,12})\.solverstate(\.h5)?)");
   std::smatch m;
   return std::regex_match(name, m, kSnapshot) ? std::stoll(m[1]) : -1;
 }

@@ -452,9 +452,6 @@ Result<caffe::SolverParameter> ParseSolverText(const std::string& text, const st
   if (solver.regularization_type() != "L2") {
     return Refuse(where, solver, "regularization_type", -1, "regularization_type '" + solver.regularization_type() + "' is not supported (only L2)");
   }
-  if (solver.snapshot_format() != caffe::SolverParameter::BINARYPROTO) {
-    return Refuse(where, solver, "snapshot_format", -1, "snapshot_format HDF5 is not supported (use BINARYPROTO)");
-  }
   if (solver.test_state_size() > 0 && solver.test_state_size() != solver.test_iter_size()) {
     return Refuse(where, solver, "test_state", 0,
                   "give one test_state per test net (one per test_iter): " + std::to_string(solver.test_iter_size()) +

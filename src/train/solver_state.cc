@@ -32,7 +32,12 @@ std::string SnapshotBase(const std::string& model, const std::string& snapshot_p
   return UriJoin(UriDir(model), name + "_iter_" + std::to_string(iter));
 }
 
-std::string LearnedNetPath(const std::string& snapshot_base) { return PlainUri(snapshot_base + ".caffemodel"); }
+SnapshotFiles SnapshotFilesOf(const std::string& snapshot_base, bool hdf5) {
+  const char* ext = hdf5 ? ".h5" : "";
+  return {snapshot_base + ".caffemodel" + ext, snapshot_base + ".solverstate" + ext};
+}
+
+std::string LearnedNetPath(const std::string& model_file) { return PlainUri(model_file); }
 
 caffe::SolverState MakeSolverStateProto(int64_t iter, const std::string& learned_net, int current_step,
                                         const std::vector<ParamBlob>& params, const std::vector<const float*>& histories) {

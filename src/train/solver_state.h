@@ -5,8 +5,10 @@
 // Contract:
 //  - SnapshotBase: "<dir of -model>/<name>_iter_<N>", where <name> is the file name of
 //    snapshot_prefix, else of -model without its extension (Shoal writes snapshots beside
-//    the model). LearnedNetPath: the .caffemodel's path as the state records it (a local
-//    URI as a plain path, so Caffe can open it).
+//    the model). SnapshotFiles: its model and state files, "<base>.caffemodel" and
+//    "<base>.solverstate", or Caffe's HDF5 names "<base>.caffemodel.h5" and
+//    "<base>.solverstate.h5". LearnedNetPath: a model file's path as the state records it
+//    (a local URI as a plain path, so Caffe can open it).
 //  - MakeSolverStateProto writes Caffe's history: one BlobProto per parameter blob with
 //    its own storage (`params`, Caffe's learnable_params_: shared blobs are left out), in
 //    the net's order, with its shape; for a solver with a second history (AdaDelta, Adam)
@@ -38,7 +40,11 @@ struct ParamBlob {
 };
 
 std::string SnapshotBase(const std::string& model, const std::string& snapshot_prefix, int64_t iter);
-std::string LearnedNetPath(const std::string& snapshot_base);
+struct SnapshotFiles {
+  std::string model, state;
+};
+SnapshotFiles SnapshotFilesOf(const std::string& snapshot_base, bool hdf5);
+std::string LearnedNetPath(const std::string& model_file);
 
 // `histories`: the solver's flat history buffers (one or two), indexed by ParamBlob::offset.
 caffe::SolverState MakeSolverStateProto(int64_t iter, const std::string& learned_net, int current_step,

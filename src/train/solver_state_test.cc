@@ -74,9 +74,11 @@ TEST(SolverState, FileNames) {
   EXPECT_EQ(SnapshotBase("out/lenet.caffemodel", "", 500), "out/lenet_iter_500");
   EXPECT_EQ(SnapshotBase("s3://b/m/lenet.caffemodel", "examples/mnist/snap", 5), "s3://b/m/snap_iter_5");
   EXPECT_EQ(SnapshotBase("model", "", 1), "model_iter_1");
-  EXPECT_EQ(LearnedNetPath("file:///data/out/m_iter_5"), "/data/out/m_iter_5.caffemodel");
-  EXPECT_EQ(LearnedNetPath("file:/data/out/m_iter_5"), "/data/out/m_iter_5.caffemodel");
-  EXPECT_EQ(LearnedNetPath("s3://b/m_iter_5"), "s3://b/m_iter_5.caffemodel");
+  EXPECT_EQ(LearnedNetPath("file:///data/out/m_iter_5.caffemodel"), "/data/out/m_iter_5.caffemodel");
+  EXPECT_EQ(LearnedNetPath("file:/data/out/m_iter_5.caffemodel.h5"), "/data/out/m_iter_5.caffemodel.h5");
+  EXPECT_EQ(LearnedNetPath("s3://b/m_iter_5.caffemodel"), "s3://b/m_iter_5.caffemodel");
+  EXPECT_EQ(SnapshotFilesOf("out/m_iter_5", false).state, "out/m_iter_5.solverstate");
+  EXPECT_EQ(SnapshotFilesOf("out/m_iter_5", true).model, "out/m_iter_5.caffemodel.h5");
   EXPECT_EQ(LearnedNetCandidates("/ckpt/m_iter_5.solverstate", "out/m_iter_5.caffemodel"),
             (std::vector<std::string>{"/ckpt/m_iter_5.caffemodel", "out/m_iter_5.caffemodel"}));
   EXPECT_EQ(LearnedNetCandidates("/ckpt/m_iter_5.solverstate", "m_iter_5.caffemodel"),  // an older Shoal's

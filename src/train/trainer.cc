@@ -16,6 +16,7 @@
 #include "collective/broadcast.h"
 #include "train/caffe_log.h"
 #include "train/data_source.h"
+#include "train/hdf5_snapshot.h"
 #include "train/layers.h"
 #include "train/learning_rate.h"
 #include "train/managed_checkpoint.h"
@@ -340,6 +341,11 @@ std::string Serialize(const google::protobuf::Message& m) {
 Result<caffe::NetParameter> ReadModel(const std::string& uri) {
   RETURN_IF_ERROR(CheckUri(uri, "model"));
   ASSIGN_OR_RETURN(std::string bytes, ReadFileBytes(uri));
+  if (IsHdf5(bytes)) {
+    auto model = ModelFromHdf5(bytes);
+    if (!model.ok()) return InvalidArgument(uri + " " + model.status().message());
+    return model;
+  }
   caffe::NetParameter model;
   if (!model.ParseFromString(bytes)) return InvalidArgument(uri + " is not a .caffemodel (binary NetParameter)");
   return model;
@@ -512,11 +518,20 @@ class Run {
   Status Snapshot(int64_t iter) {
     if (!Leader()) return Status::Ok();
     const std::string base = SnapshotBase(flags_.model, solver_.snapshot_prefix(), iter);
-    const std::string weights = Serialize(nets_[0]->ToProto());
-    Log(kLogSnapshot, "Snapshotting to binary proto file " + PlainUri(base + ".caffemodel"));
-    RETURN_IF_ERROR(WriteFileAtomic(base + ".caffemodel", weights));
+    // Caffe's two formats: binary protos, or HDF5 files (shared blobs under their owner only).
+    const bool hdf5 = solver_.snapshot_format() == caffe::SolverParameter::HDF5;
+    const auto [model_file, state_file] = SnapshotFilesOf(base, hdf5);
+    const char* format = hdf5 ? "HDF5 file " : "binary proto file ";
+    std::string weights;
+    if (hdf5) {
+      ASSIGN_OR_RETURN(weights, ModelToHdf5(nets_[0]->ToProto(/*owners_only=*/true)));
+    } else {
+      weights = Serialize(nets_[0]->ToProto());
+    }
+    Log(kLogSnapshot, "Snapshotting to " + std::string(format) + PlainUri(model_file));
+    RETURN_IF_ERROR(WriteFileAtomic(model_file, weights));
     std::vector<float*> histories = Histories(solver_state_);
-    caffe::SolverState state = MakeSolverStateProto(iter, LearnedNetPath(base), CurrentStep(solver_, iter),
+    caffe::SolverState state = MakeSolverStateProto(iter, LearnedNetPath(model_file), CurrentStep(solver_, iter),
                                                     ParamBlobsOf(nets_[0]->layout()), {histories.begin(), histories.end()});
     auto* pos = state.mutable_shoal_position();
     pos->set_epoch(iter / layout_.steps_per_epoch);
@@ -525,11 +540,16 @@ class Run {
     pos->set_devices(flags_.devices);
     pos->set_batch_size(static_cast<int>(layout_.batch));
     pos->set_solver_type(solver_.type());
-    const std::string solverstate = Serialize(state);
-    Log(kLogSolverState, "Snapshotting solver state to binary proto file " + PlainUri(base + ".solverstate"));
-    RETURN_IF_ERROR(WriteFileAtomic(base + ".solverstate", solverstate));
+    std::string solverstate;
+    if (hdf5) {
+      ASSIGN_OR_RETURN(solverstate, SolverStateToHdf5(state));
+    } else {
+      solverstate = Serialize(state);
+    }
+    Log(kLogSolverState, "Snapshotting solver state to " + std::string(format) + PlainUri(state_file));
+    RETURN_IF_ERROR(WriteFileAtomic(state_file, solverstate));
     if (managed_.enabled()) {
-      RETURN_IF_ERROR(managed_.Publish({{Basename(base) + ".caffemodel", weights}, {Basename(base) + ".solverstate", solverstate}}));
+      RETURN_IF_ERROR(managed_.Publish({{Basename(model_file), weights}, {Basename(state_file), solverstate}}));
       Report("Checkpoint of iteration " + std::to_string(iter) + " handed to Shoal");
     }
     return Status::Ok();
@@ -538,7 +558,13 @@ class Run {
   Result<int64_t> Restore(const std::string& uri) {
     ASSIGN_OR_RETURN(std::string bytes, ReadFileBytes(uri));
     caffe::SolverState state;
-    if (!state.ParseFromString(bytes)) return InvalidArgument(uri + " is not a .solverstate");
+    if (IsHdf5(bytes)) {
+      auto hdf5 = SolverStateFromHdf5(bytes);
+      if (!hdf5.ok()) return InvalidArgument(uri + " " + hdf5.status().message());
+      state = std::move(hdf5).value();
+    } else if (!state.ParseFromString(bytes)) {
+      return InvalidArgument(uri + " is not a .solverstate");
+    }
     // The weights: -weights when given with -snapshot (CaffeOnSpark's resume), else beside
     // the state, else where the state says (Caffe's learned_net).
     if (state.has_learned_net() && flags_.weights.empty()) {

@@ -66,13 +66,23 @@ def test_caffeonspark_cifar10_quick_subtracts_its_mean_file(tmp_path):
     data = tmp_path / "data"
     make_lmdb(data / "cifar", "--train", "3000", "--test", "500", "--size", "32", "--channels", "3", "--mean")
     conf = example_files(tmp_path, "cifar10_quick_train_test.prototxt", "cifar10_quick_solver.prototxt", data,
-                         max_iter=150, test_interval=150, display=50, snapshot=0)
+                         max_iter=150, test_interval=150, display=50, snapshot=100)
     out = tmp_path / "out"
     code, log = run_train("-train", "-test", "-conf", str(conf), "-model", f"file:{out}/cifar.caffemodel",
                           "-output", f"file:{out}/test.json", "-threads", "1", cwd=tmp_path)
     assert code == 0, log
     result = json.loads((out / "test.json").read_text())
     assert result["images"] == 500 and result["accuracy"] > 0.5, result
+    # snapshot_format: HDF5 (as the solver says): Caffe's .h5 files, and a run resumes from them.
+    for name in ("cifar10_quick_iter_100.caffemodel.h5", "cifar10_quick_iter_100.solverstate.h5"):
+        assert (out / name).read_bytes()[:8] == b"\x89HDF\r\n\x1a\n", name
+    assert f"Snapshotting to HDF5 file {out}/cifar10_quick_iter_100.caffemodel.h5" in log, log
+    resumed = tmp_path / "resumed"
+    code, log = run_train("-train", "-conf", str(conf), "-model", str(resumed / "cifar.caffemodel"), "-threads", "1",
+                          "-snapshot", str(out / "cifar10_quick_iter_100.solverstate.h5"), cwd=tmp_path)
+    assert code == 0 and "Resuming from" in log and "at iteration 100" in log, log
+    assert sorted(p.name for p in resumed.iterdir()) == [
+        "cifar.caffemodel", "cifar10_quick_iter_150.caffemodel.h5", "cifar10_quick_iter_150.solverstate.h5"]
     # A mean of other images (1 x 28 x 28) is refused by name, before any training.
     make_lmdb(data / "other", "--train", "10", "--test", "10", "--mean")
     (data / "cifar" / "mean.binaryproto").write_bytes((data / "other" / "mean.binaryproto").read_bytes())
