@@ -102,6 +102,20 @@ layer { name: "loss" type: "SoftmaxWithLoss" bottom: "data" bottom: "label" top:
             std::string::npos) << refused.status().message();
 }
 
+TEST(Prototxt, SolverWithAnInlineNetOrMismatchedTestStatesIsRefused) {
+  auto inline_net = ParseSolverText("net_param { name: \"n\" }\nbase_lr: 0.1\nmax_iter: 10\n", "s.prototxt");
+  ASSERT_FALSE(inline_net.ok());
+  EXPECT_NE(inline_net.status().message().find("s.prototxt:1: net_param (an inline net) is not supported"), std::string::npos)
+      << inline_net.status().message();
+  auto states = ParseSolverText("net: \"n\"\nbase_lr: 0.1\nmax_iter: 10\ntest_iter: 5\ntest_iter: 5\n"
+                                "test_state { stage: \"a\" }\n", "s.prototxt");
+  ASSERT_FALSE(states.ok());
+  EXPECT_NE(states.status().message().find("s.prototxt:6: give one test_state per test net"), std::string::npos)
+      << states.status().message();
+  auto hdf5 = ParseSolverText("net: \"n\"\nbase_lr: 0.1\nmax_iter: 10\nsnapshot_format: HDF5\n", "s.prototxt");
+  EXPECT_TRUE(hdf5.ok()) << hdf5.status().message();
+}
+
 TEST(Prototxt, OldV1LayersAreRefusedWithTheUpgradeTool) {
   auto net = ParseNetText("name: \"old\"\nlayers { name: \"conv1\" }\n", "v1.prototxt");
   ASSERT_FALSE(net.ok());

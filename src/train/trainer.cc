@@ -429,6 +429,13 @@ class Run {
     RETURN_IF_ERROR(CheckUri(solver_.net(), flags_.conf + ": the solver's net"));
     ASSIGN_OR_RETURN(std::string net_path, ResolveNetPath(solver_, flags_.conf));
     ASSIGN_OR_RETURN(caffe::NetParameter def, LoadNet(net_path));
+    if (solver_.snapshot_format() == caffe::SolverParameter::HDF5) {
+      for (const auto& layer : def.layer()) {
+        if (layer.name().find('/') == std::string::npos) continue;
+        return InvalidArgument(flags_.conf + ": snapshot_format HDF5 names a group after each layer, and layer '" + layer.name() +
+                               "' holds a '/'; use snapshot_format: BINARYPROTO");
+      }
+    }
     caffe::NetState train_state = solver_.train_state();
     train_state.set_phase(caffe::TRAIN);
     train_def_ = NetForState(def, train_state);

@@ -221,3 +221,16 @@ def test_autoencoder_with_two_staged_test_nets_learns_with_each_solver(tmp_path,
     assert len(l2) == 4 and not any("(*" in line for line in l2), log
     losses = [float(line.split("loss = ")[1].split()[0]) for line in log.splitlines() if ", loss = " in line]
     assert len(losses) == 5 and losses[-1] < 0.9 * losses[0], (solver_type, losses)
+
+
+def test_hdf5_snapshots_of_a_net_with_slashes_in_layer_names_are_refused_before_training(tmp_path):
+    fmnist = "/usr/share/datasets/fashion-mnist"
+    (tmp_path / "net.prototxt").write_text(
+        f'layer {{ name: "data" type: "Data" top: "data" top: "label" data_param {{ source: "{fmnist}/train-images-idx3-ubyte.gz" batch_size: 8 backend: IDX }} }}\n'
+        'layer { name: "inception_3a/1x1" type: "InnerProduct" bottom: "data" top: "ip" inner_product_param { num_output: 10 } }\n'
+        'layer { name: "loss" type: "SoftmaxWithLoss" bottom: "ip" bottom: "label" top: "loss" }\n')
+    (tmp_path / "solver.prototxt").write_text('net: "net.prototxt"\nbase_lr: 0.1\nmax_iter: 10\nsnapshot_format: HDF5\n')
+    code, log = run_train("-train", "-conf", "solver.prototxt", "-model", "m.caffemodel", cwd=tmp_path)
+    assert code == 2, log
+    assert "layer 'inception_3a/1x1' holds a '/'; use snapshot_format: BINARYPROTO" in log, log
+    assert "Iteration 0" not in log and not (tmp_path / "m.caffemodel").exists()
