@@ -197,6 +197,14 @@ int ContainerAgent::Run() {
     board = StartBoard(*plan.board_command, workdir, env, ports.ports()[1], started);
     programs->board = board;
   }
+  // Should this agent be killed, its programs (and their children) go with it.
+  std::vector<pid_t> groups = programs->pids;
+  if (board != 0) groups.push_back(board);
+  if (auto guard = StartAgentGuard(processes_, groups, env); guard.ok()) {
+    programs->guard = *guard;
+  } else {
+    LogError("no agent guard: if this agent is killed, its programs may outlive it: " + guard.status().message());
+  }
   Backoff start_backoff(clock_, 50, 1'000);
   for (int attempt = 0; attempt < 20; ++attempt) {
     auto reply = am_.Post(kStartedPath, Encode(started), 5000);
@@ -414,6 +422,8 @@ int ContainerAgent::Supervise(Programs& programs, int log_fd, int heartbeat_ms, 
     while (capture.open() && clock_.NowMillis() < kill_at) (void)capture.Pump(options_.tick_ms);
     for (pid_t pid : pids) processes_.SignalGroup(pid, SIGKILL);
   }
+  // The programs have ended: the guard has nothing left to guard.
+  StopAgentGuard(processes_, programs.guard);
   // What the programs left running in sessions of their own ends with them.
   for (const std::string& command : EndAdoptedOrphans({programs.board})) {
     std::string note = "==== shoal: ended '" + command + "', which the program left running ====\n";

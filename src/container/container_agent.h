@@ -37,6 +37,7 @@
 #include "common/clock.h"
 #include "common/http_client.h"
 #include "common/process.h"
+#include "container/agent_guard.h"
 #include "container/output_capture.h"
 #include "container/resource_sampler.h"
 #include "data/checkpoints.h"
@@ -94,6 +95,7 @@ class ContainerAgent {
     std::vector<OutputStream> streams;   // their stdout and stderr
     std::vector<std::string> secrets;    // values masked in the log (the spec's secrets)
     pid_t board = 0;                     // the board beside them, if any: ended by Run, not an orphan
+    AgentGuard guard;                    // ends them all if this agent is killed (agent_guard.h)
   };
   Result<Programs> StartPrograms(const std::string& command, const std::string& workdir,
                                  const std::map<std::string, std::string>& env,

@@ -6,6 +6,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import time
 from pathlib import Path
@@ -511,3 +512,46 @@ def test_a_queue_maps_to_a_slurm_partition_and_a_low_priority_to_a_nice_value(sh
         assert "#SBATCH --partition=shoal" in script and "urgent" not in script, script
     finally:
         shoal.stop_server()
+
+
+def command_lines_with(needle: str):
+    """(pid, command line) of every process on the machine (every node's) whose command
+    line holds `needle`, as the chaos suite looks for leftovers."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            line = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if needle in line and "pytest" not in line:
+            found.append((int(entry.name), line))
+    return found
+
+
+def parent_of(pid: int) -> int:
+    return int((Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[1])
+
+
+def test_a_killed_agents_program_does_not_outlive_it(on_slurm, tmp_path):
+    # The program is a grandchild of the agent (`sh -c` without exec) and drops the job's
+    # environment markers (env -i), so only its command line finds it.
+    needle = f"orphan-probe-{tmp_path.name}"
+    spec = write_spec(tmp_path, f"""
+name: agent-killed
+max_attempts: 1
+roles:
+  worker:
+    memory: 100M
+    command: 'env -i /usr/bin/python3 -c "import time; time.sleep(600)" {needle}; echo never'
+""")
+    job = on_slurm.submit(spec)
+    program = wait_for(lambda: next((pid for pid, line in command_lines_with(needle) if line.startswith("/usr/bin/python3")), None),
+                       60, what="the program to run")
+    agent = parent_of(parent_of(program))
+    assert "container" in (Path("/proc") / str(agent) / "cmdline").read_text(), "the agent is the program's grandparent"
+    os.kill(agent, signal.SIGKILL)
+    wait_for(lambda: not command_lines_with(needle), 20, what=f"the program to end with its agent: {command_lines_with(needle)}")
+    detail = on_slurm.wait_state(job, ("FAILED", "SUCCEEDED", "KILLED"), timeout=120)
+    assert detail["state"] == "FAILED", detail
