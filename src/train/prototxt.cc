@@ -159,13 +159,6 @@ const std::vector<Unsupported>& UnsupportedFields() {
   return table;
 }
 
-std::vector<std::string> SplitLines(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
-}
-
 // Gathers every problem of a file, each "<file>:<line>: <what>", so one run reports all.
 class Problems {
  public:
@@ -173,10 +166,12 @@ class Problems {
     if (!s.ok()) list_.push_back(s.message());
   }
   bool empty() const { return list_.empty(); }
-  Status ToStatus() const {
+  const std::vector<std::string>& list() const { return list_; }
+  // One problem as it is; several behind "<file>: N problems:", each on its own line.
+  Status ToStatus(const std::string& filename) const {
     std::string out;
     for (const auto& m : list_) out += (out.empty() ? "" : "\n") + m;
-    if (list_.size() > 1) out = std::to_string(list_.size()) + " problems:\n" + out;
+    if (list_.size() > 1) out = filename + ": " + std::to_string(list_.size()) + " problems:\n" + out;
     return InvalidArgument(out);
   }
 
@@ -418,12 +413,12 @@ Result<caffe::NetParameter> ParseNetText(const std::string& text, const std::str
     if (layer.name().empty()) mine.Add(InvalidArgument(line + ": a layer of type " + layer.type() + " has no name"));
     if (mine.empty()) continue;
     // Messages that could not be pinned to a field get the layer's own line.
-    for (std::string m : SplitLines(mine.ToStatus().message())) {
+    for (std::string m : mine.list()) {
       if (m.rfind(filename + ":0:", 0) == 0) m = line + m.substr(filename.size() + 2);
-      if (m.rfind(filename + ":", 0) == 0) problems.Add(InvalidArgument(m));
+      problems.Add(InvalidArgument(m));
     }
   }
-  if (!problems.empty()) return problems.ToStatus();
+  if (!problems.empty()) return problems.ToStatus(filename);
   // CaffeOnSpark's LMDB source class is the LMDB backend.
   for (auto& layer : *net.mutable_layer()) {
     if (layer.source_class() == "com.yahoo.ml.caffe.LMDB" && !layer.memory_data_param().has_backend()) {
