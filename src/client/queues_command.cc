@@ -46,6 +46,26 @@ std::string RenderQueues(const Json& reply) {
         << Pad(Amounts(queue.value("used", Json::object()), "nothing"), 24)
         << Amounts(queue.value("user_limit", Json::object()), "none") << "\n";
   }
+  // Where queues map to Slurm partitions or QOS (queues.yaml's slurm:), one line each.
+  for (const Json& queue : reply.value("queues", Json::array())) {
+    const Json slurm = queue.value("slurm", Json::object());
+    if (slurm.empty()) continue;
+    out << "queue " << queue.value("name", "") << " runs on Slurm";
+    if (slurm.contains("partition")) out << " partition " << slurm.value("partition", "");
+    if (slurm.contains("qos")) out << (slurm.contains("partition") ? "," : "") << " QOS " << slurm.value("qos", "");
+    out << "\n";
+  }
+  if (const Json levels = reply.value("service_levels_gpu_hours", Json::array()); !levels.empty()) {
+    std::string list;
+    for (const Json& level : levels) {
+      char text[32];
+      std::snprintf(text, sizeof text, "%g", level.get<double>());
+      list += (list.empty() ? "" : ", ") + std::string(text);
+    }
+    out << "within a queue the least served jobs go first (service levels " << list
+        << " GPU-hours); a running job that checkpoints may be preempted after "
+        << FormatDuration(reply.value("min_run_before_preemption_ms", int64_t{0})) << "\n";
+  }
   out << "(* borrowing beyond its guarantee; shares are of " << Amounts(reply.value("capacity", Json::object()), "nothing")
       << "; a job waits at most max_wait " << FormatDuration(reply.value("max_wait_ms", int64_t{0}))
       << " before it goes first; configured in " << reply.value("file", std::string("queues.yaml")) << ")\n";

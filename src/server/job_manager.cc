@@ -293,6 +293,17 @@ Status JobManager::CheckQueue(const JobSpec& spec) {
   return Status::Ok();
 }
 
+namespace {
+
+// queues.yaml's service_levels as it gives them: GPU-hours (kept as size x milliseconds).
+Json ServiceLevelHours(const std::vector<double>& levels) {
+  Json hours = Json::array();
+  for (double level : levels) hours.push_back(level / 3.6e6);
+  return hours;
+}
+
+}  // namespace
+
 Json JobManager::Queues() {
   std::lock_guard lock(mutex_);
   queues_.Refresh();
@@ -310,7 +321,11 @@ Json JobManager::Queues() {
   Json queues = Json::array();
   for (const QueueSpec& queue : config.queues) {
     double share = DominantShare(used[queue.name], capacity);
+    Json slurm = Json::object();  // what the queue's jobs ask Slurm for (the server's defaults where empty)
+    if (!queue.slurm_partition.empty()) slurm["partition"] = queue.slurm_partition;
+    if (!queue.slurm_qos.empty()) slurm["qos"] = queue.slurm_qos;
     queues.push_back(Json{{"name", queue.name},
+                          {"slurm", slurm},
                           {"guarantee", queue.guarantee},
                           {"max", queue.max},
                           {"user_limit", ResourcesJson(queue.user_limit)},
@@ -325,6 +340,8 @@ Json JobManager::Queues() {
               {"capacity", ResourcesJson(capacity)},
               {"max_wait_ms", config.max_wait_ms},
               {"max_preemption_grace_ms", config.max_preemption_grace_ms},
+              {"service_levels_gpu_hours", ServiceLevelHours(config.service_levels)},
+              {"min_run_before_preemption_ms", config.min_run_before_preemption_ms},
               {"file", queues_.path()},
               {"error", queues_.error()}};
 }
