@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""The PyTorch DDP baseline for bench/train/run.sh: Caffe's LeNet on Fashion-MNIST, the same
-net, batch, data order (each rank a contiguous shard, read in order), solver (SGD, momentum
-0.9, weight decay 5e-4, lr 0.01) and threads as `shoal train`. Prints images/s.
+"""The PyTorch DDP baseline for bench/train/run.sh: Caffe's LeNet, or Caffe's CIFAR-10 quick
+net on Fashion-MNIST's 1 x 28 x 28 images (--net), with the same layers, batch, data order
+(each rank a contiguous shard, read in order), solver (SGD, momentum 0.9, weight decay
+5e-4, lr 0.01) and threads as `shoal train`. Prints images/s.
 
 Run one process per rank with RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT set (gloo)."""
 import argparse
@@ -43,11 +44,30 @@ class LeNet(nn.Module):
         return self.ip2(x)
 
 
+class Cifar10Quick(nn.Module):
+    """Caffe's examples/cifar10/cifar10_quick_train_test.prototxt, on one channel."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(1, 32, 5, padding=2)
+        self.conv2 = nn.Conv2d(32, 32, 5, padding=2)
+        self.conv3 = nn.Conv2d(32, 64, 5, padding=2)
+        self.ip1 = nn.Linear(64 * 3 * 3, 64)
+        self.ip2 = nn.Linear(64, 10)
+
+    def forward(self, x):
+        x = F.relu(F.max_pool2d(self.conv1(x), 3, 2, ceil_mode=True))
+        x = F.avg_pool2d(F.relu(self.conv2(x)), 3, 2, ceil_mode=True)
+        x = F.avg_pool2d(F.relu(self.conv3(x)), 3, 2, ceil_mode=True)
+        return self.ip2(self.ip1(x.flatten(1)))
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--iters", type=int, default=300)
     p.add_argument("--batch", type=int, default=64)
     p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--net", choices=["lenet", "cifar10_quick"], default="lenet")
     args = p.parse_args()
     torch.set_num_threads(args.threads)
     rank = int(os.environ.get("RANK", "0"))
@@ -60,7 +80,7 @@ def main():
     x = torch.from_numpy(images[rank * shard:(rank + 1) * shard].astype(np.float32) * 0.00390625).unsqueeze(1)
     y = torch.from_numpy(labels[rank * shard:(rank + 1) * shard].astype(np.int64))
     torch.manual_seed(1)
-    model = LeNet()
+    model = LeNet() if args.net == "lenet" else Cifar10Quick()
     if world > 1:
         model = DistributedDataParallel(model)
     opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9, weight_decay=5e-4)
