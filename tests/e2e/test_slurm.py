@@ -525,7 +525,7 @@ def command_lines_with(needle: str):
             line = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
         except OSError:
             continue
-        if needle in line and "pytest" not in line:
+        if needle in line and int(entry.name) != os.getpid():
             found.append((int(entry.name), line))
     return found
 
@@ -553,5 +553,29 @@ roles:
     assert "container" in (Path("/proc") / str(agent) / "cmdline").read_text(), "the agent is the program's grandparent"
     os.kill(agent, signal.SIGKILL)
     wait_for(lambda: not command_lines_with(needle), 20, what=f"the program to end with its agent: {command_lines_with(needle)}")
+    detail = on_slurm.wait_state(job, ("FAILED", "SUCCEEDED", "KILLED"), timeout=120)
+    assert detail["state"] == "FAILED", detail
+
+
+def test_a_killed_ams_programs_do_not_outlive_its_job(on_slurm, tmp_path):
+    needle = f"am-orphan-probe-{tmp_path.name}"
+    spec = write_spec(tmp_path, f"""
+name: am-killed
+max_attempts: 1
+roles:
+  worker:
+    instances: 2
+    memory: 100M
+    command: 'env -i /usr/bin/python3 -c "import time; time.sleep(600)" {needle}; echo never'
+""")
+    job = on_slurm.submit(spec)
+    wait_for(lambda: len([p for p, line in command_lines_with(needle) if line.startswith("/usr/bin/python3")]) == 2, 60,
+             what="both programs to run")
+    ams = [pid for pid, line in command_lines_with(f"--job {job} ") if " am " in line and "srun" not in line
+           and str(on_slurm.home) in line]
+    assert len(ams) == 1, command_lines_with(f"--job {job} ")
+    am = ams[0]
+    os.kill(am, signal.SIGKILL)
+    wait_for(lambda: not command_lines_with(needle), 60, what=f"the programs to end with the AM: {command_lines_with(needle)}")
     detail = on_slurm.wait_state(job, ("FAILED", "SUCCEEDED", "KILLED"), timeout=120)
     assert detail["state"] == "FAILED", detail
