@@ -334,6 +334,11 @@ void CheckLayer(const caffe::LayerParameter& layer, const Where& in_layer, Probl
     if (!p.global_pooling() && !p.has_kernel_size() && !(p.has_kernel_h() && p.has_kernel_w())) {
       out.Add(Refuse(in_layer, layer, "pooling_param", -1, label + ": pooling_param needs kernel_size or global_pooling"));
     }
+  } else if (type == "Clip") {
+    // Caffe's ClipParameter requires both bounds.
+    if (!layer.clip_param().has_min() || !layer.clip_param().has_max()) {
+      out.Add(Refuse(in_layer, layer, "type", -1, label + ": clip_param needs min and max"));
+    }
   } else if (type == "LRN") {
     const auto& p = layer.lrn_param();
     if (p.local_size() % 2 == 0) out.Add(Refuse(nested("lrn_param"), p, "local_size", -1, label + ": local_size must be odd, as in Caffe"));

@@ -72,11 +72,13 @@ layer { name: "b" type: "Data" top: "x" data_param { source: "s" batch_size: 4 r
 layer { name: "c" type: "Eltwise" bottom: "x" top: "e" }
 layer { name: "d" type: "InnerProduct" bottom: "e" top: "f" inner_product_param { num_output: 2 weight_filler { type: "xavier" sparse: 3 } } }
 layer { name: "e" type: "ReLU" bottom: "f" top: "f" propagate_down: true }
+layer { name: "c" type: "Clip" bottom: "f" top: "f" clip_param { max: 1 } }
 )";
   auto net = ParseNetText(text, "n.prototxt");
   ASSERT_FALSE(net.ok());
   const std::string& m = net.status().message();
-  EXPECT_NE(m.find("5 problems:"), std::string::npos) << m;
+  EXPECT_NE(m.find("n.prototxt: 6 problems:"), std::string::npos) << m;
+  EXPECT_NE(m.find("n.prototxt:6: layer 'c': clip_param needs min and max"), std::string::npos) << m;
   EXPECT_NE(m.find("n.prototxt:1: layer 'a' has type 'HingeLoss'"), std::string::npos) << m;
   EXPECT_NE(m.find("n.prototxt:2: rand_skip is not supported"), std::string::npos) << m;
   EXPECT_NE(m.find("n.prototxt:3: layer 'c' (Eltwise) needs at least 2 bottoms; it has 1"), std::string::npos) << m;
