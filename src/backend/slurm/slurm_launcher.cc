@@ -1,6 +1,8 @@
 #include "backend/slurm/slurm_launcher.h"
 
+#include <chrono>
 #include <sstream>
+#include <thread>
 
 #include "common/clock.h"
 
@@ -100,7 +102,13 @@ std::string SlurmContainerLauncher::FindStep(const std::string& step_name) {
 void SlurmContainerLauncher::Stop(const std::string& container_id, int grace_ms) {
   if (end_steps_at_ms_.count(container_id)) return;  // already asked
   auto name = step_names_.find(container_id);
-  std::string step = name == step_names_.end() ? "" : FindStep(name->second);
+  std::string step;
+  // squeue may not list a step that started a moment ago: ask again before giving up on
+  // SIGTERM (srun's cancel, the fallback, SIGKILLs the program at once).
+  for (int tries = 0; name != step_names_.end() && step.empty() && tries < kFindStepTries; ++tries) {
+    if (tries > 0) std::this_thread::sleep_for(std::chrono::milliseconds(kFindStepPauseMs));
+    step = FindStep(name->second);
+  }
   if (!step.empty()) {
     auto out = commands_.Run({"scancel", "--quiet", "--signal=TERM", step});
     if (out.ok() && out->ok()) {

@@ -55,6 +55,8 @@ class SlurmContainerLauncher final : public ContainerLauncher {
         slurm_job_id_(std::move(slurm_job_id)), commands_(commands), steps_(processes) {}
   // The step's id ("812.3") by its name in squeue, or "" when Slurm does not list it.
   std::string FindStep(const std::string& step_name);
+  static constexpr int kFindStepTries = 5;
+  static constexpr int kFindStepPauseMs = 200;
 
   std::map<std::string, std::vector<StepPlacement>> plan_;
   std::map<std::string, std::string> addresses_;  // node name -> address
