@@ -534,48 +534,47 @@ def parent_of(pid: int) -> int:
     return int((Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[1])
 
 
-def test_a_killed_agents_program_does_not_outlive_it(on_slurm, tmp_path):
-    # The program is a grandchild of the agent (`sh -c` without exec) and drops the job's
-    # environment markers (env -i), so only its command line finds it.
+def start_hidden_programs(on_slurm, tmp_path, instances):
+    """Submits a job whose `instances` programs are grandchildren of their agents (`sh -c`
+    without exec) and drop the job's environment markers (env -i), so only their command
+    line finds them. Returns (job id, that command line's marker, the programs' pids)."""
     needle = f"orphan-probe-{tmp_path.name}"
     spec = write_spec(tmp_path, f"""
-name: agent-killed
+name: hidden-programs
 max_attempts: 1
 roles:
   worker:
+    instances: {instances}
     memory: 100M
     command: 'env -i /usr/bin/python3 -c "import time; time.sleep(600)" {needle}; echo never'
 """)
     job = on_slurm.submit(spec)
-    program = wait_for(lambda: next((pid for pid, line in command_lines_with(needle) if line.startswith("/usr/bin/python3")), None),
-                       60, what="the program to run")
+
+    def programs():
+        found = [pid for pid, line in command_lines_with(needle) if line.startswith("/usr/bin/python3")]
+        return found if len(found) == instances else None
+
+    return job, needle, wait_for(programs, 60, what=f"{instances} program(s) to run")
+
+
+def assert_programs_end_and_the_job_fails(on_slurm, job, needle, what):
+    wait_for(lambda: not command_lines_with(needle), 60, what=f"the programs to end with {what}: {command_lines_with(needle)}")
+    detail = on_slurm.wait_state(job, ("FAILED", "SUCCEEDED", "KILLED"), timeout=120)
+    assert detail["state"] == "FAILED", detail
+
+
+def test_a_killed_agents_program_does_not_outlive_it(on_slurm, tmp_path):
+    job, needle, (program,) = start_hidden_programs(on_slurm, tmp_path, 1)
     agent = parent_of(parent_of(program))
     assert "container" in (Path("/proc") / str(agent) / "cmdline").read_text(), "the agent is the program's grandparent"
     os.kill(agent, signal.SIGKILL)
-    wait_for(lambda: not command_lines_with(needle), 20, what=f"the program to end with its agent: {command_lines_with(needle)}")
-    detail = on_slurm.wait_state(job, ("FAILED", "SUCCEEDED", "KILLED"), timeout=120)
-    assert detail["state"] == "FAILED", detail
+    assert_programs_end_and_the_job_fails(on_slurm, job, needle, "its agent")
 
 
 def test_a_killed_ams_programs_do_not_outlive_its_job(on_slurm, tmp_path):
-    needle = f"am-orphan-probe-{tmp_path.name}"
-    spec = write_spec(tmp_path, f"""
-name: am-killed
-max_attempts: 1
-roles:
-  worker:
-    instances: 2
-    memory: 100M
-    command: 'env -i /usr/bin/python3 -c "import time; time.sleep(600)" {needle}; echo never'
-""")
-    job = on_slurm.submit(spec)
-    wait_for(lambda: len([p for p, line in command_lines_with(needle) if line.startswith("/usr/bin/python3")]) == 2, 60,
-             what="both programs to run")
+    job, needle, _ = start_hidden_programs(on_slurm, tmp_path, 2)
     ams = [pid for pid, line in command_lines_with(f"--job {job} ") if " am " in line and "srun" not in line
            and str(on_slurm.home) in line]
     assert len(ams) == 1, command_lines_with(f"--job {job} ")
-    am = ams[0]
-    os.kill(am, signal.SIGKILL)
-    wait_for(lambda: not command_lines_with(needle), 60, what=f"the programs to end with the AM: {command_lines_with(needle)}")
-    detail = on_slurm.wait_state(job, ("FAILED", "SUCCEEDED", "KILLED"), timeout=120)
-    assert detail["state"] == "FAILED", detail
+    os.kill(ams[0], signal.SIGKILL)
+    assert_programs_end_and_the_job_fails(on_slurm, job, needle, "the AM")

@@ -84,7 +84,7 @@ Result<std::string> SlurmContainerLauncher::Launch(const ContainerLaunch& launch
   std::string step_name = "shoal-" + launch.role + "-" + std::to_string(launch.index);
   step.argv = StepArgv(where, step_name, launch.resources, agent);
   ASSIGN_OR_RETURN(std::string id, steps_.Launch(step));
-  step_names_[id] = step_name;
+  steps_by_id_[id] = {step_name, SystemClock::Instance().NowMillis()};
   return id;
 }
 
@@ -101,13 +101,16 @@ std::string SlurmContainerLauncher::FindStep(const std::string& step_name) {
 
 void SlurmContainerLauncher::Stop(const std::string& container_id, int grace_ms) {
   if (end_steps_at_ms_.count(container_id)) return;  // already asked
-  auto name = step_names_.find(container_id);
+  auto known = steps_by_id_.find(container_id);
   std::string step;
-  // squeue may not list a step that started a moment ago: ask again before giving up on
-  // SIGTERM (srun's cancel, the fallback, SIGKILLs the program at once).
-  for (int tries = 0; name != step_names_.end() && step.empty() && tries < kFindStepTries; ++tries) {
-    if (tries > 0) std::this_thread::sleep_for(std::chrono::milliseconds(kFindStepPauseMs));
-    step = FindStep(name->second);
+  if (known != steps_by_id_.end()) {
+    // squeue may not list a step that started a moment ago: ask again before giving up on
+    // SIGTERM (srun's cancel, the fallback, SIGKILLs the program at once).
+    bool young = SystemClock::Instance().NowMillis() - known->second.launched_ms < kStepListingLagMs;
+    for (int tries = 0; step.empty() && tries < (young ? kFindStepTries : 1); ++tries) {
+      if (tries > 0) std::this_thread::sleep_for(std::chrono::milliseconds(kFindStepPauseMs));
+      step = FindStep(known->second.name);
+    }
   }
   if (!step.empty()) {
     auto out = commands_.Run({"scancel", "--quiet", "--signal=TERM", step});
@@ -130,7 +133,7 @@ std::vector<std::pair<std::string, ExitInfo>> SlurmContainerLauncher::Poll() {
   std::vector<std::pair<std::string, ExitInfo>> ended = steps_.Poll();
   for (const auto& [id, exit] : ended) {
     end_steps_at_ms_.erase(id);
-    step_names_.erase(id);
+    steps_by_id_.erase(id);
   }
   return ended;
 }

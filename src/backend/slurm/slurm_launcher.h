@@ -55,6 +55,9 @@ class SlurmContainerLauncher final : public ContainerLauncher {
         slurm_job_id_(std::move(slurm_job_id)), commands_(commands), steps_(processes) {}
   // The step's id ("812.3") by its name in squeue, or "" when Slurm does not list it.
   std::string FindStep(const std::string& step_name);
+  // squeue may not list a step for a moment after srun starts it; a step younger than
+  // kStepListingLagMs is looked for kFindStepTries times, kFindStepPauseMs apart.
+  static constexpr int64_t kStepListingLagMs = 10'000;
   static constexpr int kFindStepTries = 5;
   static constexpr int kFindStepPauseMs = 200;
 
@@ -64,7 +67,11 @@ class SlurmContainerLauncher final : public ContainerLauncher {
   std::string slurm_job_id_;
   SlurmCommands& commands_;
   LocalContainerLauncher steps_;  // the srun processes, children of the AM
-  std::map<std::string, std::string> step_names_;  // container id -> srun --job-name
+  struct Step {
+    std::string name;  // srun --job-name
+    int64_t launched_ms = 0;
+  };
+  std::map<std::string, Step> steps_by_id_;  // container id -> its step
   std::map<std::string, int64_t> end_steps_at_ms_;  // signalled through their agents: when srun is stopped too
 };
 
