@@ -1,8 +1,14 @@
-// allreduce_bench: runs Shoal's, Gloo's and Open MPI's allreduce on this machine
-// over loopback TCP, in one run, and prints an nccl-tests-like Markdown table per
-// world size: size, time, algorithm bandwidth, bus bandwidth
-// (algbw * 2(n-1)/n), and Shoal's bus bandwidth relative to each baseline
-// (x > 1: Shoal is faster; at small sizes it is the latency ratio).
+// allreduce_bench: runs Shoal's, Gloo's and Open MPI's allreduce on this machine,
+// in one run, and prints an nccl-tests-like Markdown table per world size: size,
+// time, algorithm bandwidth, bus bandwidth (algbw * 2(n-1)/n), and Shoal's bus
+// bandwidth relative to each baseline (x > 1: Shoal is faster; at small sizes it is
+// the latency ratio).
+//
+// --transport shm (the default, what jobs get): Shoal over shared memory, Open MPI
+// over its shared-memory transport (--mca btl vader,self). --transport tcp: both
+// over loopback TCP. Gloo has only TCP on CPUs; it runs over loopback either way.
+// --hosts H splits the ranks into H simulated hosts (blocks of ranks): Shoal then
+// uses shared memory within a block and TCP across; the baselines are unchanged.
 //
 // Each library's sweep runs --reps times, the libraries taking turns, and each
 // cell shows the best (shortest) time of its repetitions: on a shared machine
@@ -10,6 +16,7 @@
 //
 // Usage: allreduce_bench [--ranks 2,4] [--min 4096] [--max 268435456] [--factor 4]
 //                        [--reps 3] [--connections 1] [--skip-gloo 1] [--skip-mpi 1]
+//                        [--transport shm|tcp] [--hosts 1]
 // The worker binaries (allreduce_bench_{shoal,gloo,mpi}) are found next to this one.
 #include <unistd.h>
 
@@ -64,6 +71,7 @@ std::string Fixed(double v, int digits) {
 
 int main(int argc, char** argv) {
   std::string ranks_list = "2,4", min = "4096", max = "268435456", factor = "4", connections = "1";
+  std::string transport = "shm", hosts = "1";
   int reps = 3;
   bool skip_gloo = false, skip_mpi = false;
   for (int i = 1; i + 1 < argc; i += 2) {
@@ -73,10 +81,18 @@ int main(int argc, char** argv) {
     else if (k == "--max") max = v;
     else if (k == "--factor") factor = v;
     else if (k == "--connections") connections = v;
+    else if (k == "--transport") transport = v;
+    else if (k == "--hosts") hosts = v;
     else if (k == "--reps") reps = std::max(1, std::atoi(v.c_str()));
     else if (k == "--skip-gloo") skip_gloo = v != "0";
     else if (k == "--skip-mpi") skip_mpi = v != "0";
   }
+  if (transport != "shm" && transport != "tcp") {
+    std::fprintf(stderr, "allreduce_bench: --transport must be shm or tcp, not '%s'\n", transport.c_str());
+    return 2;
+  }
+  const bool shm = transport == "shm";
+  const std::string mpi_transport = shm ? "--mca btl vader,self" : "--mca btl tcp,self --mca btl_tcp_if_include lo";
   const std::string dir = std::filesystem::canonical("/proc/self/exe").parent_path().string();
   const std::string sweep = " --min " + min + " --max " + max + " --factor " + factor;
 
@@ -87,19 +103,23 @@ int main(int argc, char** argv) {
     const std::string np = std::to_string(n);
     Results shoal, gloo, mpi;
     for (int rep = 0; rep < reps; ++rep) {
-      RunWorker(dir + "/allreduce_bench_shoal --ranks " + np + sweep + " --connections " + connections, &shoal);
+      RunWorker(dir + "/allreduce_bench_shoal --ranks " + np + sweep + " --connections " + connections +
+                    " --transport " + transport + " --hosts " + hosts,
+                &shoal);
       if (!skip_gloo && std::filesystem::exists(dir + "/allreduce_bench_gloo"))
         RunWorker(dir + "/allreduce_bench_gloo --ranks " + np + sweep, &gloo);
       // Same placement as the fork()ed workers: no binding.
       if (!skip_mpi && std::filesystem::exists(dir + "/allreduce_bench_mpi"))
         RunWorker("OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun -np " + np +
-                      " --oversubscribe --bind-to none --mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include lo " +
+                      " --oversubscribe --bind-to none --mca pml ob1 " + mpi_transport + " " +
                       dir + "/allreduce_bench_mpi" + sweep + " 2>&1",
                   &mpi);
     }
 
     const double bus_factor = n > 1 ? 2.0 * (n - 1) / n : 1.0;
-    std::printf("\n### %d ranks, float32 sum, loopback TCP (best of %d runs per library)\n\n", n, reps);
+    const std::string layout = hosts == "1" ? "" : ", Shoal's ranks on " + hosts + " simulated hosts";
+    std::printf("\n### %d ranks, float32 sum, %s%s (best of %d runs per library)\n\n", n,
+                shm ? "shared memory (Open MPI: vader; Gloo: loopback TCP)" : "loopback TCP", layout.c_str(), reps);
     std::printf("| size | Shoal algorithm | time (us) | algbw (GB/s) | busbw (GB/s) | Gloo time (us) | Gloo busbw | "
                 "MPI time (us) | MPI busbw | x Gloo | x MPI |\n");
     std::printf("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");

@@ -1,5 +1,6 @@
-// Benchmark worker: Shoal's allreduce over its TCP transport on loopback, one
-// fork()ed process per rank, meeting through a FileStore.
+// Benchmark worker: Shoal's allreduce over its transport on this machine (shared
+// memory between the ranks, or loopback TCP with --transport tcp), one fork()ed
+// process per rank, meeting through a FileStore.
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -29,6 +30,8 @@ int main(int argc, char** argv) {
     FileStore store(dir);
     transport::tcp::Options tcp;
     tcp.connections_per_pair = args.connections;
+    tcp.shared_memory = args.shared_memory;
+    tcp.host_name = "host-" + std::to_string(rank * args.hosts / args.ranks);
     tcp.socket.buffer_bytes = static_cast<int>(EnvOr("SHOAL_BENCH_SOCKBUF", tcp.socket.buffer_bytes));
     tcp.spin_us = static_cast<int>(EnvOr("SHOAL_BENCH_SPIN_US", tcp.spin_us));
     transport::tcp::Device device(tcp);

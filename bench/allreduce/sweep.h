@@ -4,7 +4,8 @@
 // time per call is the elapsed time over iters as seen by rank 0, which prints
 //   RESULT <bytes> <seconds per call> <algorithm>
 // Workers also share the argument parsing: --ranks N --min BYTES --max BYTES
-// --factor F --pin 0|1. Thread-safety: single-threaded helpers.
+// --factor F --pin 0|1, and for Shoal --transport shm|tcp and --hosts H (ranks
+// assigned to H simulated hosts in blocks: shared memory within, TCP across). Thread-safety: single-threaded helpers.
 #pragma once
 
 #include <chrono>
@@ -24,12 +25,18 @@ struct SweepArgs {
   size_t factor = 4;
   int connections = 1;  // Shoal only: TCP connections per pair
   bool pin = false;     // bind rank r to CPU r % cores (fork()ed workers)
+  bool shared_memory = true;  // Shoal only: --transport shm (default) or tcp
+  int hosts = 1;              // Shoal only: simulated hosts, ranks in blocks
 };
 
 inline SweepArgs ParseSweepArgs(int argc, char** argv) {
   SweepArgs a;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string k = argv[i];
+    if (k == "--transport") {
+      a.shared_memory = std::string(argv[i + 1]) != "tcp";
+      continue;
+    }
     size_t v = std::strtoull(argv[i + 1], nullptr, 10);
     if (k == "--ranks") a.ranks = static_cast<int>(v);
     else if (k == "--min") a.min_bytes = v;
@@ -37,6 +44,7 @@ inline SweepArgs ParseSweepArgs(int argc, char** argv) {
     else if (k == "--factor") a.factor = v;
     else if (k == "--connections") a.connections = static_cast<int>(v);
     else if (k == "--pin") a.pin = v != 0;
+    else if (k == "--hosts") a.hosts = std::max<int>(1, static_cast<int>(v));
   }
   return a;
 }

@@ -9,8 +9,9 @@ namespace {
 constexpr auto kProbeWindow = std::chrono::milliseconds(200);
 }  // namespace
 
-Context::Context(int rank, int size, std::vector<std::unique_ptr<Pair>> pairs, std::chrono::microseconds spin)
-    : rank_(rank), size_(size), spin_(spin), pairs_(std::move(pairs)) {}
+Context::Context(int rank, int size, std::vector<std::unique_ptr<Pair>> pairs, Spin spin,
+                 std::unique_ptr<shm::Segment> segment)
+    : rank_(rank), size_(size), spin_(spin.total), poll_only_(spin.poll_only), segment_(std::move(segment)), pairs_(std::move(pairs)) {}
 
 Context::~Context() { Close(); }
 
@@ -45,6 +46,7 @@ Status Context::Drive(DoneFn done, Deadline deadline) {
   if (!broken_.ok()) return broken_;
   if (closed_) return FailedPrecondition("transport context of rank " + std::to_string(rank_) + " is closed");
   auto spin_until = Clock::now() + spin_;
+  auto quiet_since = Clock::now();
   while (true) {
     bool progressed = false;
     for (auto& p : pairs_) {
@@ -57,11 +59,18 @@ Status Context::Drive(DoneFn done, Deadline deadline) {
     const auto now = Clock::now();
     if (progressed) {
       spin_until = now + spin_;
+      quiet_since = now;
       continue;
     }
     if (now < spin_until) {
       // Let a peer that shares this CPU run: loopback wake-ups tend to pull ranks
       // onto one CPU, and spinning there would only delay the data we wait for.
+      // The first microseconds poll memory only: a peer on its own core answers a
+      // small shared-memory message faster than a system call returns.
+      if (now - quiet_since < poll_only_) {
+        __builtin_ia32_pause();
+        continue;
+      }
       sched_yield();
       continue;
     }
@@ -77,6 +86,12 @@ Status Context::Drive(DoneFn done, Deadline deadline) {
 }
 
 Status Context::Block(Deadline deadline) {
+  // Shared-memory pairs raise their asleep flags first; one that can move now
+  // (data arrived after the last look) means there is nothing to sleep for.
+  bool may_sleep = true;
+  for (auto& p : pairs_)
+    if (p && !p->idle()) may_sleep &= p->ArmForSleep();
+  if (!may_sleep) return Status::Ok();
   fds_.clear();
   fd_owner_.clear();
   for (auto& p : pairs_) {

@@ -3,8 +3,9 @@
 //
 // The loop: try non-blocking I/O on every pair with queued work; if nothing moved,
 // spin for up to `spin` (cheap when ranks have their own cores and messages are
-// small), then block in poll() on the data sockets with work and on every peer's
-// control socket, so a dead or aborting peer is seen while waiting on another one.
+// small), then block in poll() on the data sockets with work (or the doorbells of
+// shared-memory pairs, once their asleep flags are up) and on every peer's control
+// socket, so a dead or aborting peer is seen while waiting on another one.
 // When the deadline is near (kProbeWindow), every peer is probed on its control
 // socket; a timeout error then names the peers that did not answer, which points at
 // a hung rank even when this rank was waiting on a different, healthy one.
@@ -17,14 +18,24 @@
 #include <vector>
 
 #include "collective/transport/context.h"
+#include "collective/transport/shm/segment.h"
 #include "collective/transport/tcp/pair.h"
 
 namespace shoal::collective::transport::tcp {
 
+// How long a waiting rank spins before it sleeps, and how much of that it only
+// polls memory (pause) before it starts yielding the CPU on every turn.
+struct Spin {
+  std::chrono::microseconds total{0};
+  std::chrono::microseconds poll_only{0};
+};
+
 class Context : public transport::Context {
  public:
-  // pairs[rank] is null; every other entry is connected.
-  Context(int rank, int size, std::vector<std::unique_ptr<Pair>> pairs, std::chrono::microseconds spin);
+  // pairs[rank] is null; every other entry is connected. `segment` holds the
+  // shared-memory channels of the pairs that have them (null when none do).
+  Context(int rank, int size, std::vector<std::unique_ptr<Pair>> pairs, Spin spin,
+          std::unique_ptr<shm::Segment> segment = nullptr);
   ~Context() override;
 
   int rank() const override { return rank_; }
@@ -47,6 +58,8 @@ class Context : public transport::Context {
   const int rank_;
   const int size_;
   const std::chrono::microseconds spin_;
+  const std::chrono::microseconds poll_only_;
+  std::unique_ptr<shm::Segment> segment_;  // declared first: the pairs view it
   std::vector<std::unique_ptr<Pair>> pairs_;
   std::vector<pollfd> fds_;      // scratch for Block
   std::vector<Pair*> fd_owner_;  // fds_[i] belongs to fd_owner_[i]

@@ -17,45 +17,56 @@ constexpr size_t kMaxLowWatermark = 512 << 10;
 
 }  // namespace
 
-Pair::Pair(int self, int peer, Fd control, std::vector<Fd> data, size_t stripe_min)
-    : self_(self), peer_(peer), stripe_min_(stripe_min), control_(std::move(control)) {
+Pair::Pair(int self, int peer, Fd control, std::vector<Fd> data, size_t stripe_min, std::unique_ptr<ShmLink> shm)
+    : self_(self), peer_(peer), stripe_min_(stripe_min), control_(std::move(control)), shm_(std::move(shm)) {
   for (auto& fd : data) data_.push_back(Socket{std::move(fd), {}, {}});
 }
 
-uint64_t Pair::Post(Stream Socket::*stream, char* data, size_t bytes) {
+uint64_t Pair::Post(TransferQueue Socket::*stream, char* data, size_t bytes) {
   const size_t k = (bytes >= stripe_min_ && data_.size() > 1) ? data_.size() : 1;
   for (size_t i = 0; i < data_.size(); ++i) {
     size_t begin = i < k ? bytes * i / k : bytes;
     size_t end = i < k ? bytes * (i + 1) / k : bytes;
-    Stream& s = data_[i].*stream;
-    if (end == begin && s.queue.empty()) {
-      ++s.done;  // nothing to move and nothing ahead of it: complete now
-    } else {
-      s.queue.push_back(Op{data + begin, end - begin});
-    }
+    (data_[i].*stream).Post(data + begin, end - begin);
   }
   return stream == &Socket::send ? ++sends_posted_ : ++recvs_posted_;
 }
 
 uint64_t Pair::PostSend(const void* data, size_t bytes) {
+  if (shm_) return shm_->PostSend(data, bytes);
   return Post(&Socket::send, const_cast<char*>(static_cast<const char*>(data)), bytes);
 }
 
-uint64_t Pair::PostRecv(void* data, size_t bytes) { return Post(&Socket::recv, static_cast<char*>(data), bytes); }
+uint64_t Pair::PostRecv(void* data, size_t bytes) {
+  if (shm_) return shm_->PostRecv(data, bytes);
+  return Post(&Socket::recv, static_cast<char*>(data), bytes);
+}
 
-bool Pair::Done(Stream Socket::*stream, uint64_t seq) const {
+bool Pair::Done(TransferQueue Socket::*stream, uint64_t seq) const {
   for (const auto& s : data_)
     if ((s.*stream).done < seq) return false;
   return true;
 }
 
 bool Pair::idle() const {
+  if (shm_) return shm_->idle();
   for (const auto& s : data_)
     if (!s.send.queue.empty() || !s.recv.queue.empty()) return false;
   return true;
 }
 
 Status Pair::Progress(bool* progressed) {
+  if (shm_) {
+    bool moved = false, wake_peer = false;
+    shm_->Progress(&moved, &wake_peer);
+    if (wake_peer) RingDoorbell();
+    *progressed |= moved;
+    // The peer wrote all it ever will before its goodbye: what cannot move now never will.
+    if (!moved && goodbye_ && !shm_->idle())
+      return Aborted("rank " + std::to_string(peer_) + " closed its communicator while rank " + std::to_string(self_) +
+                     " still had transfers with it (" + PendingText() + ")");
+    return Status::Ok();
+  }
   for (auto& s : data_) {
     // Sends first: the peer may be waiting for them before it sends to us.
     RETURN_IF_ERROR(Drain(s.fd.get(), /*is_send=*/true, &s.send, progressed));
@@ -64,9 +75,9 @@ Status Pair::Progress(bool* progressed) {
   return Status::Ok();
 }
 
-Status Pair::Drain(int fd, bool is_send, Stream* stream, bool* progressed) {
+Status Pair::Drain(int fd, bool is_send, TransferQueue* stream, bool* progressed) {
   while (!stream->queue.empty()) {
-    Op& op = stream->queue.front();
+    Transfer& op = stream->queue.front();
     while (op.left > 0) {
       ssize_t n = is_send ? ::send(fd, op.ptr, op.left, MSG_NOSIGNAL | MSG_DONTWAIT)
                           : ::recv(fd, op.ptr, op.left, MSG_DONTWAIT);
@@ -82,10 +93,27 @@ Status Pair::Drain(int fd, bool is_send, Stream* stream, bool* progressed) {
         return PeerLost(std::string(is_send ? "send" : "recv") + " failed: " + ErrnoText(errno));
       }
     }
-    stream->queue.pop_front();
-    ++stream->done;
+    stream->CompleteFront();
   }
   return Status::Ok();
+}
+
+void Pair::RingDoorbell() {
+  static constexpr char kWake = 'W';
+  // A full socket buffer already holds wake-ups; a closed one shows on the control socket.
+  if (!data_.empty() && data_[0].fd.valid()) (void)::send(data_[0].fd.get(), &kWake, 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
+void Pair::DrainDoorbell() {
+  if (!shm_ || doorbell_eof_ || data_.empty() || !data_[0].fd.valid()) return;
+  char buf[256];
+  while (true) {
+    ssize_t n = ::recv(data_[0].fd.get(), buf, sizeof(buf), MSG_DONTWAIT);
+    if (n > 0) continue;
+    if (n < 0 && errno == EINTR) continue;
+    if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK)) doorbell_eof_ = true;
+    return;
+  }
 }
 
 size_t Pair::PreparePoll(std::vector<pollfd>* fds) {
@@ -93,6 +121,13 @@ size_t Pair::PreparePoll(std::vector<pollfd>* fds) {
   if (!control_eof_ && control_.valid()) {
     fds->push_back(pollfd{control_.get(), POLLIN, 0});
     ++added;
+  }
+  if (shm_) {
+    if (!shm_->idle() && !doorbell_eof_ && !data_.empty()) {
+      fds->push_back(pollfd{data_[0].fd.get(), POLLIN, 0});
+      ++added;
+    }
+    return added;
   }
   for (auto& s : data_) {
     short events = 0;
@@ -113,6 +148,7 @@ size_t Pair::PreparePoll(std::vector<pollfd>* fds) {
 }
 
 Status Pair::ReadControl() {
+  DrainDoorbell();
   if (control_eof_ || !control_.valid()) return Status::Ok();
   char buf[4096];
   while (true) {
@@ -161,10 +197,10 @@ Status Pair::PeerLost(const std::string& detail) {
 }
 
 std::string Pair::PendingText() const {
-  size_t send_bytes = 0, recv_bytes = 0;
+  size_t send_bytes = shm_ ? shm_->pending_send_bytes() : 0, recv_bytes = shm_ ? shm_->pending_recv_bytes() : 0;
   for (const auto& s : data_) {
-    for (const auto& op : s.send.queue) send_bytes += op.left;
-    for (const auto& op : s.recv.queue) recv_bytes += op.left;
+    send_bytes += s.send.pending_bytes();
+    recv_bytes += s.recv.pending_bytes();
   }
   std::string out;
   if (recv_bytes || send_bytes == 0) out += "receiving " + std::to_string(recv_bytes) + " bytes";
@@ -197,6 +233,7 @@ void Pair::CloseAll() {
     s.send.queue.clear();
     s.recv.queue.clear();
   }
+  if (shm_) shm_->Clear();
   control_.Reset();
 }
 

@@ -1,5 +1,7 @@
 // tcp::Pair: this rank's link to one peer - one control socket plus one or more
-// data sockets - and the queues of transfers posted on it.
+// data sockets - and the queues of transfers posted on it. A peer on the same host
+// has a ShmLink too: its transfers then move through shared memory, and the first
+// data socket only carries wake-ups (shm_link.h).
 //
 // Contract:
 //  - A message of n bytes is striped over the data sockets (n / k bytes each) when
@@ -16,32 +18,39 @@
 
 #include <poll.h>
 
-#include <deque>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "collective/transport/tcp/shm_link.h"
 #include "collective/transport/tcp/socket.h"
+#include "collective/transport/tcp/transfer_queue.h"
 
 namespace shoal::collective::transport::tcp {
 
 class Pair {
  public:
-  Pair(int self, int peer, Fd control, std::vector<Fd> data, size_t stripe_min);
+  // `shm`, when given, carries the data; data[0] is then its doorbell.
+  Pair(int self, int peer, Fd control, std::vector<Fd> data, size_t stripe_min, std::unique_ptr<ShmLink> shm = nullptr);
 
   int peer() const { return peer_; }
   uint64_t PostSend(const void* data, size_t bytes);
   uint64_t PostRecv(void* data, size_t bytes);
-  bool SendDone(uint64_t seq) const { return Done(&Socket::send, seq); }
-  bool RecvDone(uint64_t seq) const { return Done(&Socket::recv, seq); }
+  bool SendDone(uint64_t seq) const { return shm_ ? shm_->SendDone(seq) : Done(&Socket::send, seq); }
+  bool RecvDone(uint64_t seq) const { return shm_ ? shm_->RecvDone(seq) : Done(&Socket::recv, seq); }
   bool idle() const;
+  bool shared_memory() const { return shm_ != nullptr; }
 
-  // Non-blocking I/O on every data socket with queued work.
+  // Non-blocking I/O on every data socket (or the shared-memory link) with queued work.
   Status Progress(bool* progressed);
+  // Before sleeping in poll(): false when shared-memory transfers can move now.
+  bool ArmForSleep() { return !shm_ || shm_->ArmForSleep(); }
   // Appends the fds to poll; control first. Returns how many were appended. Sets
   // each reading socket's SO_RCVLOWAT to what its next receive still needs (capped),
   // so a sleeping rank is woken once per chunk, not once per packet.
   size_t PreparePoll(std::vector<pollfd>* fds);
-  // Reads what arrived on the control socket; kAborted if the peer died or aborted.
+  // Reads what arrived on the control socket (and drains the doorbell); kAborted if
+  // the peer died or aborted.
   Status ReadControl();
   // "recv 4096 bytes" style summary of queued work, for timeout messages.
   std::string PendingText() const;
@@ -55,25 +64,19 @@ class Pair {
   void CloseAll();
 
  private:
-  struct Op {
-    char* ptr;
-    size_t left;
-  };
-  struct Stream {
-    std::deque<Op> queue;
-    uint64_t done = 0;  // messages fully transferred on this socket
-  };
   struct Socket {
     Fd fd;
-    Stream send;
-    Stream recv;
+    TransferQueue send;
+    TransferQueue recv;
     int rcvlowat = 1;  // the kernel's default
   };
 
-  uint64_t Post(Stream Socket::*stream, char* data, size_t bytes);
-  bool Done(Stream Socket::*stream, uint64_t seq) const;
+  uint64_t Post(TransferQueue Socket::*stream, char* data, size_t bytes);
+  bool Done(TransferQueue Socket::*stream, uint64_t seq) const;
   // Moves bytes of the queued transfers until the queue is empty or fd would block.
-  Status Drain(int fd, bool is_send, Stream* stream, bool* progressed);
+  Status Drain(int fd, bool is_send, TransferQueue* stream, bool* progressed);
+  void RingDoorbell();
+  void DrainDoorbell();
   // The error for a broken data socket, quoting the peer's abort reason if it sent one.
   Status PeerLost(const std::string& detail);
 
@@ -82,6 +85,8 @@ class Pair {
   const size_t stripe_min_;
   Fd control_;
   std::vector<Socket> data_;
+  std::unique_ptr<ShmLink> shm_;
+  bool doorbell_eof_ = false;
   uint64_t sends_posted_ = 0;
   uint64_t recvs_posted_ = 0;
   std::string control_in_;  // unparsed control bytes

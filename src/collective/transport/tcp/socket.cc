@@ -39,7 +39,8 @@ Status Resolve(const std::string& host, int port, sockaddr_storage* out, socklen
   return Status::Ok();
 }
 
-// Waits for `events` on fd until the deadline.
+}  // namespace
+
 Status PollOne(int fd, short events, Deadline deadline, const char* what) {
   while (true) {
     pollfd p{fd, events, 0};
@@ -49,8 +50,6 @@ Status PollOne(int fd, short events, Deadline deadline, const char* what) {
     if (errno != EINTR) return Unavailable(std::string("poll failed during ") + what + ": " + ErrnoText(errno));
   }
 }
-
-}  // namespace
 
 void Fd::Reset() {
   if (fd_ >= 0) ::close(fd_);

@@ -57,6 +57,8 @@ Result<Fd> Accept(int listen_fd, Deadline deadline);
 // Blocking exact read/write of a small buffer on a (blocking or not) socket.
 Status WriteFully(int fd, const void* data, size_t n, Deadline deadline);
 Status ReadFully(int fd, void* data, size_t n, Deadline deadline);
+// Waits until `fd` is ready for `events`; kTimeout at the deadline names `what`.
+Status PollOne(int fd, short events, Deadline deadline, const char* what);
 // Sets TCP_NODELAY and O_NONBLOCK: the state used while collectives run.
 Status MakeDataSocket(int fd);
 

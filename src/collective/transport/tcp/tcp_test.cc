@@ -1,5 +1,8 @@
-// Multi-process tests of the TCP transport: ranks are fork()ed processes that meet
-// through a FileStore, as real workers on one machine would.
+// Multi-process tests of the TCP transport and its shared-memory path: ranks are
+// fork()ed processes that meet through a FileStore, as real workers on one machine
+// would. Every test runs in four layouts: all ranks on one host (shared memory),
+// TCP only, two hosts (shared memory within, TCP across) and one rank per host; the
+// hosts are names the test assigns (tcp::Options::host_name).
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -7,6 +10,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <span>
 
 #include "collective/allgather.h"
@@ -26,12 +30,19 @@ using std::chrono::milliseconds;
 using testing::Input;
 using testing::SerialReduce;
 
-class TcpTest : public ::testing::Test {
+struct Layout {
+  const char* name;
+  bool shared_memory;
+  int hosts;  // 0: all ranks on this host; otherwise ranks in blocks over this many (capped at the size)
+};
+
+class TcpTest : public ::testing::TestWithParam<Layout> {
  protected:
   void SetUp() override {
     dir_ = std::filesystem::temp_directory_path() /
-           ("shoal-tcp-test-" + std::to_string(getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+           ("shoal-tcp-test-" + std::to_string(getpid()) + "-" + std::string(GetParam().name) + "-" +
+            std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + "-" +
+            std::to_string(reinterpret_cast<uintptr_t>(this)));
     std::filesystem::remove_all(dir_);
     std::filesystem::create_directories(dir_);
   }
@@ -61,6 +72,9 @@ class TcpTest : public ::testing::Test {
     PrefixStore store(attempt, files);
     transport::tcp::Options tcp;
     tcp.connections_per_pair = connections;
+    tcp.shared_memory = GetParam().shared_memory;
+    const int hosts = std::min(GetParam().hosts, size);
+    if (hosts > 0) tcp.host_name = "host-" + std::to_string(rank * hosts / size);
     transport::tcp::Device device(tcp);
     return Communicator::Create(device, store, rank, size, options);
   }
@@ -99,7 +113,7 @@ Status AllOperations(Communicator& comm) {
   return Barrier(comm);
 }
 
-TEST_F(TcpTest, EveryOperationAcrossProcesses) {
+TEST_P(TcpTest, EveryOperationAcrossProcesses) {
   for (int n : {2, 3, 4}) {
     for (int connections : {1, 3}) {
       const std::string attempt = "n" + std::to_string(n) + "c" + std::to_string(connections);
@@ -118,7 +132,7 @@ TEST_F(TcpTest, EveryOperationAcrossProcesses) {
   }
 }
 
-TEST_F(TcpTest, MissingRankFailsSetupAtConnectTimeoutNamingIt) {
+TEST_P(TcpTest, MissingRankFailsSetupAtConnectTimeoutNamingIt) {
   Options options;
   options.connect_timeout = milliseconds(300);
   auto lonely_low = Join("attempt-a", 0, 2, options);  // rank 1 never comes
@@ -133,7 +147,7 @@ TEST_F(TcpTest, MissingRankFailsSetupAtConnectTimeoutNamingIt) {
 
 // Kills one rank with SIGKILL while all are inside large allreduces: the others must
 // notice the lost connection (kAborted naming it, not a timeout), then rebuild without it.
-TEST_F(TcpTest, KilledRankMidAllreduceIsNamedAtOnceAndSurvivorsRebuild) {
+TEST_P(TcpTest, KilledRankMidAllreduceIsNamedAtOnceAndSurvivorsRebuild) {
   const int n = 4, victim = 2;
   const auto timeout = milliseconds(60000);  // a hang guard: a kill must never wait for it
   std::vector<pid_t> pids;
@@ -174,7 +188,7 @@ TEST_F(TcpTest, KilledRankMidAllreduceIsNamedAtOnceAndSurvivorsRebuild) {
 
 // A rank that hangs (SIGSTOP) is not detected by the kernel: the others must give
 // up at the timeout, and say it was the deadline and which rank showed no sign of life.
-TEST_F(TcpTest, HungRankTimesOut) {
+TEST_P(TcpTest, HungRankTimesOut) {
   const int n = 3, victim = 1;
   const auto timeout = milliseconds(1000);
   std::vector<pid_t> pids;
@@ -205,6 +219,81 @@ TEST_F(TcpTest, HungRankTimesOut) {
   kill(pids[victim], SIGKILL);
   ExitCode(pids[victim]);
 }
+
+// Whether this process maps a shared segment of the collectives.
+bool MapsSharedSegment() {
+  std::ifstream maps("/proc/self/maps");
+  for (std::string line; std::getline(maps, line);)
+    if (line.find("memfd:shoal-collective") != std::string::npos) return true;
+  return false;
+}
+
+// Shared memory is chosen at rendezvous exactly for the ranks that share a host.
+TEST_P(TcpTest, SharedMemoryIsUsedExactlyBetweenRanksOfOneHost) {
+  const int n = 4;
+  std::vector<pid_t> pids;
+  for (int r = 0; r < n; ++r) {
+    pids.push_back(Spawn("rank" + std::to_string(r), [&, r]() -> Status {
+      ASSIGN_OR_RETURN(auto comm, Join("attempt-1", r, n, Options{}));
+      const bool expected = GetParam().shared_memory && std::min(GetParam().hosts, n) != n;
+      RETURN_IF_ERROR(Expect(MapsSharedSegment() == expected, std::string("shared segment mapped: ") +
+                                                                   (MapsSharedSegment() ? "yes" : "no")));
+      return AllOperations(*comm);
+    }));
+  }
+  for (int r = 0; r < n; ++r) EXPECT_EQ(ExitCode(pids[r]), 0) << "rank " << r << ": " << ErrorOf("rank" + std::to_string(r));
+}
+
+// Lines of /proc/net/unix naming the collectives' abstract sockets.
+int AbstractSocketsOfCollectives() {
+  std::ifstream unix_sockets("/proc/net/unix");
+  int count = 0;
+  for (std::string line; std::getline(unix_sockets, line);)
+    if (line.find("@shoal-collective-") != std::string::npos) ++count;
+  return count;
+}
+
+// kill -9 of every rank in the middle of allreduces leaves nothing behind: no file
+// in /dev/shm, no abstract socket, no process mapping the segment.
+TEST_P(TcpTest, KillingEveryRankLeavesNoSharedSegmentBehind) {
+  std::set<std::string> dev_shm_before;
+  for (const auto& e : std::filesystem::directory_iterator("/dev/shm")) dev_shm_before.insert(e.path().string());
+  const int n = 3;
+  std::vector<pid_t> pids;
+  for (int r = 0; r < n; ++r) {
+    pids.push_back(Spawn("rank" + std::to_string(r), [&, r]() -> Status {
+      ASSIGN_OR_RETURN(auto comm, Join("attempt-1", r, n, Options{}));
+      std::vector<float> data(1 << 20, 1.0f);
+      RETURN_IF_ERROR(Allreduce(*comm, std::span<float>(data), ReduceOp::kSum));
+      std::ofstream(dir_ / ("started" + std::to_string(r))) << "1";
+      while (true) RETURN_IF_ERROR(Allreduce(*comm, std::span<float>(data), ReduceOp::kSum));
+    }));
+  }
+  for (int r = 0; r < n; ++r)
+    while (!std::filesystem::exists(dir_ / ("started" + std::to_string(r)))) usleep(1000);
+  EXPECT_EQ(AbstractSocketsOfCollectives(), 0) << "the leader's socket outlived the setup";
+  for (pid_t pid : pids) kill(pid, SIGKILL);
+  for (pid_t pid : pids) EXPECT_EQ(ExitCode(pid), 128 + SIGKILL);
+  EXPECT_EQ(AbstractSocketsOfCollectives(), 0);
+  for (const auto& e : std::filesystem::directory_iterator("/dev/shm"))
+    EXPECT_TRUE(dev_shm_before.count(e.path().string()) || e.path().string().find("shoal") == std::string::npos)
+        << "left behind: " << e.path();
+  EXPECT_FALSE(MapsSharedSegment());
+  // No process of this test binary (the ranks were its forks) maps a segment.
+  std::error_code ec;
+  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  for (const auto& proc : std::filesystem::directory_iterator("/proc", ec)) {
+    if (std::filesystem::read_symlink(proc.path() / "exe", ec) != self) continue;
+    std::ifstream maps(proc.path() / "maps");
+    for (std::string line; std::getline(maps, line);)
+      EXPECT_EQ(line.find("memfd:shoal-collective"), std::string::npos) << proc.path() << " still maps: " << line;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Layouts, TcpTest,
+                         ::testing::Values(Layout{"SharedMemory", true, 0}, Layout{"TcpOnly", false, 0},
+                                           Layout{"TwoHosts", true, 2}, Layout{"RankPerHost", true, 64}),
+                         [](const ::testing::TestParamInfo<Layout>& info) { return std::string(info.param.name); });
 
 }  // namespace
 }  // namespace shoal::collective
