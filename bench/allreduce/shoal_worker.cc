@@ -8,6 +8,7 @@
 
 #include "collective/allreduce.h"
 #include "collective/barrier.h"
+#include "collective/hierarchical.h"
 #include "collective/rendezvous/file_store.h"
 #include "collective/transport/tcp/device.h"
 #include "fork_ranks.h"
@@ -16,7 +17,8 @@
 using namespace shoal::collective;
 
 namespace {
-// Tuning knobs for experiments: SHOAL_BENCH_CHUNK, _DEPTH, _SOCKBUF, _SPIN_US.
+// Tuning knobs for experiments: SHOAL_BENCH_CHUNK, _DEPTH, _SOCKBUF, _SPIN_US, and
+// SHOAL_BENCH_RING=1 (the flat ring instead of the hierarchical allreduce).
 long EnvOr(const char* name, long fallback) {
   const char* v = std::getenv(name);
   return v ? std::atol(v) : fallback;
@@ -44,18 +46,21 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "rank %d: %s\n", rank, comm.status().ToString().c_str());
       return 1;
     }
+    const bool flat = EnvOr("SHOAL_BENCH_RING", 0) != 0;
+    const AllreduceAlgorithm algorithm = flat ? AllreduceAlgorithm::kRing : AllreduceAlgorithm::kAuto;
     std::unique_ptr<float[]> buffer(new float[args.max_bytes / sizeof(float)]);
     int failed = 0;
     shoal::bench::RunSweep(
         args, rank, buffer.get(),
         [&](size_t count) {
-          shoal::Status s = Allreduce(**comm, buffer.get(), count, DataType::kFloat32, ReduceOp::kSum);
+          shoal::Status s = Allreduce(**comm, buffer.get(), count, DataType::kFloat32, ReduceOp::kSum, algorithm);
           if (!s.ok() && !failed++) std::fprintf(stderr, "rank %d: %s\n", rank, s.ToString().c_str());
         },
         [&] { (void)Barrier(**comm); },
         [&](size_t bytes) {
           bool small = bytes <= (*comm)->options().small_allreduce_bytes;
-          return std::string(small ? "recursive-doubling" : "ring");
+          if (small && !flat) return std::string("recursive-doubling");
+          return std::string(flat || HierarchicalLayout(**comm).hosts.empty() ? "ring" : "hierarchical");
         });
     return failed ? 1 : 0;
   });

@@ -1,5 +1,6 @@
 #include "collective/allreduce.h"
 
+#include "collective/hierarchical.h"
 #include "collective/recursive_doubling.h"
 #include "collective/ring.h"
 
@@ -12,10 +13,14 @@ Status Allreduce(Communicator& comm, void* data, size_t count, DataType type, Re
     if (comm.size() == 1 || count == 0) return Status::Ok();
     if (algorithm == AllreduceAlgorithm::kAuto) {
       bool small = bytes <= comm.options().small_allreduce_bytes || count < static_cast<size_t>(comm.size());
-      algorithm = small ? AllreduceAlgorithm::kRecursiveDoubling : AllreduceAlgorithm::kRing;
+      algorithm = small ? AllreduceAlgorithm::kRecursiveDoubling : AllreduceAlgorithm::kHierarchical;
     }
     if (algorithm == AllreduceAlgorithm::kRecursiveDoubling)
       return RecursiveDoublingAllreduce(comm, data, count, type, op);
+    if (algorithm == AllreduceAlgorithm::kHierarchical) {
+      const HostLayout layout = HierarchicalLayout(comm);
+      if (!layout.hosts.empty()) return HierarchicalAllreduce(comm, layout, static_cast<char*>(data), count, type, op);
+    }
     RingPlan plan;
     plan.data = static_cast<char*>(data);
     plan.type = type;

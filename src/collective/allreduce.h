@@ -3,6 +3,8 @@
 // Algorithm choice (by bytes = count * element size, options in communicator.h):
 //   bytes <= small_allreduce_bytes, or fewer elements than ranks:
 //       recursive doubling (ceil(log2 n) rounds of whole-buffer exchange).
+//   otherwise, ranks on several hosts with several ranks each (the same number on
+//       every host): the hierarchical allreduce (hierarchical.h);
 //   otherwise: the chunked, pipelined ring (reduce-scatter then allgather).
 // Contract: in place on `data` (count elements of `type`). Every rank gets
 // bitwise-identical results. See communicator.h for timeouts and failure.
@@ -15,7 +17,8 @@
 
 namespace shoal::collective {
 
-enum class AllreduceAlgorithm { kAuto, kRing, kRecursiveDoubling };
+// kHierarchical falls back to the ring where its layout does not apply.
+enum class AllreduceAlgorithm { kAuto, kRing, kRecursiveDoubling, kHierarchical };
 
 Status Allreduce(Communicator& comm, void* data, size_t count, DataType type, ReduceOp op,
                  AllreduceAlgorithm algorithm = AllreduceAlgorithm::kAuto);

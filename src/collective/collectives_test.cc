@@ -10,6 +10,7 @@
 #include "collective/barrier.h"
 #include "collective/broadcast.h"
 #include "collective/collective_test_util.h"
+#include "collective/hierarchical.h"
 #include "collective/reduce_scatter.h"
 
 namespace shoal::collective {
@@ -53,6 +54,44 @@ template <typename T>
 void CheckAllOps(int n, size_t count, AllreduceAlgorithm algo, Options options = {}) {
   for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kAverage, ReduceOp::kMin, ReduceOp::kMax})
     CheckAllreduce<T>(n, count, op, algo, options);
+}
+
+// The hierarchical allreduce over simulated hosts (hosts[r] = host of rank r), every
+// op and a few sizes, against the serial reduction; and which layouts it takes.
+void CheckHierarchical(const std::vector<int>& hosts, bool applies) {
+  const int n = static_cast<int>(hosts.size());
+  for (size_t count : {size_t{1}, size_t{1237}, size_t{300007}}) {
+    for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kAverage, ReduceOp::kMin, ReduceOp::kMax}) {
+      SCOPED_TRACE(::testing::Message() << "n=" << n << " count=" << count << " op=" << ReduceOpName(op));
+      const auto want = SerialReduce<float>(n, count, op);
+      const auto want_ints = SerialReduce<int32_t>(n, count, op);
+      transport::inproc::Device device(n, hosts);
+      testing::RunOnDevice(device, n, Options{}, [&](int, Communicator& comm) {
+        EXPECT_EQ(!HierarchicalLayout(comm).hosts.empty(), applies);
+        auto data = Input<float>(comm.rank(), count);
+        Status s = Allreduce(comm, std::span<float>(data), op, AllreduceAlgorithm::kHierarchical);
+        ASSERT_TRUE(s.ok()) << s.ToString();
+        ASSERT_TRUE(SameElements(data, want)) << "rank " << comm.rank();
+        auto ints = Input<int32_t>(comm.rank(), count);
+        s = Allreduce(comm, std::span<int32_t>(ints), op, AllreduceAlgorithm::kHierarchical);
+        ASSERT_TRUE(s.ok()) << s.ToString();
+        ASSERT_TRUE(SameElements(ints, want_ints)) << "rank " << comm.rank();
+      });
+    }
+  }
+}
+
+TEST(HierarchicalTest, EqualHostsOfSeveralRanks) {
+  CheckHierarchical({0, 0, 1, 1}, true);           // 2 hosts x 2 ranks
+  CheckHierarchical({0, 0, 0, 1, 1, 1}, true);     // 2 x 3
+  CheckHierarchical({0, 0, 1, 1, 2, 2}, true);     // 3 x 2
+  CheckHierarchical({0, 1, 0, 1}, true);           // hosts interleaved with ranks
+}
+
+TEST(HierarchicalTest, OtherLayoutsFallBackToTheRing) {
+  CheckHierarchical({0, 1, 2}, false);     // one rank per host
+  CheckHierarchical({0, 0, 1}, false);     // unequal hosts
+  CheckHierarchical({0, 0, 0, 0}, false);  // one host
 }
 
 class WorldSizeTest : public ::testing::TestWithParam<int> {};

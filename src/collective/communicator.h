@@ -49,6 +49,8 @@ class Communicator {
 
   int rank() const { return transport_->rank(); }
   int size() const { return transport_->size(); }
+  // The host of `rank` as the transport sees it (see transport/context.h).
+  int host(int r) const { return transport_->host(r); }
   const Options& options() const { return options_; }
   // OK while usable; otherwise the error that broke it.
   const Status& broken() const { return broken_; }

@@ -68,8 +68,13 @@ class RingSchedule {
 }  // namespace
 
 Status RunRing(Communicator& comm, const RingPlan& plan) {
-  const int n = comm.size();
+  const int n = plan.members.empty() ? comm.size() : static_cast<int>(plan.members.size());
   if (n == 1) return Status::Ok();
+  const int position = plan.members.empty()
+                           ? comm.rank()
+                           : static_cast<int>(std::find(plan.members.begin(), plan.members.end(), comm.rank()) -
+                                              plan.members.begin());
+  auto member = [&](int p) { return plan.members.empty() ? Mod(p, n) : plan.members[Mod(p, n)]; };
   const size_t elem = ElementSize(plan.type);
   // Chunks: at least ~4 per segment so the pipeline has something to overlap, at
   // least kMinChunkBytes so per-chunk overhead stays small, at most chunk_bytes.
@@ -77,8 +82,8 @@ Status RunRing(Communicator& comm, const RingPlan& plan) {
   for (int k = 0; k < n; ++k) longest = std::max(longest, plan.offsets[k + 1] - plan.offsets[k]);
   const size_t chunk_bytes = std::min(comm.options().chunk_bytes, std::max(kMinChunkBytes, longest * elem / 4));
   const size_t chunk_elems = std::max<size_t>(1, chunk_bytes / elem);
-  const RingSchedule ring(plan, comm.rank(), n, chunk_elems);
-  const int right = Mod(comm.rank() + 1, n), left = Mod(comm.rank() - 1, n);
+  const RingSchedule ring(plan, position, n, chunk_elems);
+  const int right = member(position + 1), left = member(position - 1);
   const size_t depth = static_cast<size_t>(comm.options().pipeline_depth);
   char* tmp = comm.Scratch(0, depth * chunk_elems * elem);
   const size_t units = static_cast<size_t>(ring.steps()) * ring.chunks();

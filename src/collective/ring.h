@@ -9,11 +9,13 @@
 // is reduced, with `pipeline_depth` receives posted ahead: the network moves chunk
 // c+1 while the CPU reduces chunk c. Every rank moves 2(n-1)/n of the buffer.
 //
-// Contract: RunRing must be called inside Communicator::Run. Segment k covers
-// elements [offsets[k], offsets[k+1]) of `data`. With shift s, rank r owns segment
-// (r + s + 1) mod n after the reduce-scatter steps, and must own it before the
-// allgather steps. kAverage divides each owned segment by the world size once its
-// reduction completes.
+// Contract: RunRing must be called inside Communicator::Run. The ring is
+// `members` (global ranks in ring order; empty: every rank, in order), n of them,
+// and this rank must be one; r below is this rank's position in it. Segment k covers
+// elements [offsets[k], offsets[k+1]) of `data`. With shift s, position r owns
+// segment (r + s + 1) mod n after the reduce-scatter steps, and must own it before
+// the allgather steps. kAverage divides each owned segment by n once its reduction
+// completes.
 // Thread-safety: uses the communicator; one thread.
 #pragma once
 
@@ -31,6 +33,7 @@ struct RingPlan {
   int shift = 0;
   bool reduce_scatter = true;
   bool allgather = true;
+  std::vector<int> members;
 };
 
 Status RunRing(Communicator& comm, const RingPlan& plan);

@@ -50,6 +50,10 @@ class Context {
 
   virtual int rank() const = 0;
   virtual int size() const = 0;
+  // The host `rank` runs on, as far as this transport can tell: ranks with the same
+  // number share memory. Hosts are numbered in the order of their lowest rank. A
+  // transport that cannot tell gives every rank a host of its own.
+  virtual int host(int rank) const { return rank; }
 
   virtual Request PostSend(int peer, const void* data, size_t bytes) = 0;
   virtual Request PostRecv(int peer, void* data, size_t bytes) = 0;

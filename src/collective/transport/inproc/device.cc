@@ -10,7 +10,7 @@ namespace shoal::collective::transport::inproc {
 
 // State shared by the ranks of one in-process communicator.
 struct Hub {
-  explicit Hub(int n) : size(n), queues(static_cast<size_t>(n) * n), ranks(n) {}
+  Hub(int n, std::vector<int> host_of) : size(n), hosts(std::move(host_of)), queues(static_cast<size_t>(n) * n), ranks(n) {}
 
   struct RankState {
     bool joined = false;
@@ -23,6 +23,7 @@ struct Hub {
   std::deque<std::vector<char>>& queue(int from, int to) { return queues[static_cast<size_t>(from) * size + to]; }
 
   const int size;
+  const std::vector<int> hosts;  // host of each rank; empty: one host
   std::mutex mu;
   std::condition_variable cv;
   std::vector<std::deque<std::vector<char>>> queues;  // guarded by mu
@@ -38,6 +39,7 @@ class Context : public transport::Context {
 
   int rank() const override { return rank_; }
   int size() const override { return hub_->size; }
+  int host(int rank) const override { return hub_->hosts.empty() ? 0 : hub_->hosts[rank]; }
 
   Request PostSend(int peer, const void* data, size_t bytes) override {
     if (bytes == 0) return Request{peer, true, 0};
@@ -193,7 +195,7 @@ class Context : public transport::Context {
 
 }  // namespace
 
-Device::Device(int size) : hub_(std::make_shared<Hub>(size)) {}
+Device::Device(int size, std::vector<int> hosts) : hub_(std::make_shared<Hub>(size, std::move(hosts))) {}
 Device::~Device() = default;
 
 Result<std::unique_ptr<transport::Context>> Device::Connect(int rank, int size, Store&, Deadline deadline) {

@@ -7,12 +7,13 @@
 // Kill(rank) makes a rank vanish without a goodbye, as a crashed process would, and
 // every other rank that waits on anything then fails with kAborted naming it.
 // One Device is one communicator; build a new Device to rebuild after a failure.
-// The store passed to Connect is not used.
+// The store passed to Connect is not used. Hosts are whatever the test assigns.
 // Thread-safety: Connect and Kill are thread-safe; each Context is used by the
 // thread of its rank.
 #pragma once
 
 #include <memory>
+#include <vector>
 
 #include "collective/transport/context.h"
 
@@ -22,7 +23,9 @@ struct Hub;
 
 class Device : public transport::Device {
  public:
-  explicit Device(int size);
+  // hosts[r]: the host rank r pretends to run on (for algorithms that care); empty:
+  // all ranks on one host.
+  explicit Device(int size, std::vector<int> hosts = {});
   ~Device() override;
 
   Result<std::unique_ptr<transport::Context>> Connect(int rank, int size, Store& store, Deadline deadline) override;

@@ -10,8 +10,8 @@ constexpr auto kProbeWindow = std::chrono::milliseconds(200);
 }  // namespace
 
 Context::Context(int rank, int size, std::vector<std::unique_ptr<Pair>> pairs, Spin spin,
-                 std::unique_ptr<shm::Segment> segment)
-    : rank_(rank), size_(size), spin_(spin.total), poll_only_(spin.poll_only), segment_(std::move(segment)), pairs_(std::move(pairs)) {}
+                 std::unique_ptr<shm::Segment> segment, std::vector<int> hosts)
+    : rank_(rank), size_(size), spin_(spin.total), poll_only_(spin.poll_only), hosts_(std::move(hosts)), segment_(std::move(segment)), pairs_(std::move(pairs)) {}
 
 Context::~Context() { Close(); }
 

@@ -33,13 +33,15 @@ struct Spin {
 class Context : public transport::Context {
  public:
   // pairs[rank] is null; every other entry is connected. `segment` holds the
-  // shared-memory channels of the pairs that have them (null when none do).
+  // shared-memory channels of the pairs that have them (null when none do);
+  // hosts[r] is rank r's host (empty: unknown, every rank its own).
   Context(int rank, int size, std::vector<std::unique_ptr<Pair>> pairs, Spin spin,
-          std::unique_ptr<shm::Segment> segment = nullptr);
+          std::unique_ptr<shm::Segment> segment = nullptr, std::vector<int> hosts = {});
   ~Context() override;
 
   int rank() const override { return rank_; }
   int size() const override { return size_; }
+  int host(int rank) const override { return hosts_.empty() ? rank : hosts_[rank]; }
   Request PostSend(int peer, const void* data, size_t bytes) override;
   Request PostRecv(int peer, void* data, size_t bytes) override;
   Status Wait(const Request& req, Deadline deadline) override;
@@ -59,6 +61,7 @@ class Context : public transport::Context {
   const int size_;
   const std::chrono::microseconds spin_;
   const std::chrono::microseconds poll_only_;
+  const std::vector<int> hosts_;
   std::unique_ptr<shm::Segment> segment_;  // declared first: the pairs view it
   std::vector<std::unique_ptr<Pair>> pairs_;
   std::vector<pollfd> fds_;      // scratch for Block

@@ -1,5 +1,6 @@
 #include "collective/transport/tcp/device.h"
 
+#include <algorithm>
 #include <thread>
 
 #include "collective/transport/shm/host_identity.h"
@@ -33,21 +34,24 @@ Spin SpinFor(const Options& o, int size, int shared_memory_ranks) {
   return spin;
 }
 
-// The ranks that share this rank's host (itself included), in order.
-Result<std::vector<int>> LocalRanks(int rank, int size, const std::string& host_name, Store& store, Deadline deadline) {
+// The host of every rank, numbered in the order of each host's lowest rank.
+Result<std::vector<int>> HostsOfRanks(int rank, int size, const std::string& host_name, Store& store, Deadline deadline) {
   const std::string me = shm::HostIdentity(host_name);
   RETURN_IF_ERROR(store.Set("host/" + std::to_string(rank), me));
-  std::vector<int> local;
+  std::vector<std::string> identities;
+  std::vector<int> hosts;
   for (int peer = 0; peer < size; ++peer) {
-    if (peer == rank) {
-      local.push_back(rank);
-      continue;
+    std::string identity = me;
+    if (peer != rank) {
+      auto host = store.WaitGet("host/" + std::to_string(peer), std::chrono::milliseconds(MillisLeft(deadline)));
+      if (!host.ok()) return host.status().WithContext("rank " + std::to_string(rank) + " looking up rank " + std::to_string(peer) + "'s host");
+      identity = *host;
     }
-    auto host = store.WaitGet("host/" + std::to_string(peer), std::chrono::milliseconds(MillisLeft(deadline)));
-    if (!host.ok()) return host.status().WithContext("rank " + std::to_string(rank) + " looking up rank " + std::to_string(peer) + "'s host");
-    if (*host == me) local.push_back(peer);
+    auto it = std::find(identities.begin(), identities.end(), identity);
+    hosts.push_back(static_cast<int>(it - identities.begin()));
+    if (it == identities.end()) identities.push_back(identity);
   }
-  return local;
+  return hosts;
 }
 
 }  // namespace
@@ -99,8 +103,12 @@ Result<std::unique_ptr<transport::Context>> Device::Connect(int rank, int size, 
   }
 
   std::unique_ptr<shm::Segment> segment;
+  std::vector<int> hosts;
   if (options_.shared_memory && size > 1) {
-    ASSIGN_OR_RETURN(std::vector<int> local, LocalRanks(rank, size, options_.host_name, store, deadline));
+    ASSIGN_OR_RETURN(hosts, HostsOfRanks(rank, size, options_.host_name, store, deadline));
+    std::vector<int> local;
+    for (int r = 0; r < size; ++r)
+      if (hosts[r] == hosts[rank]) local.push_back(r);
     if (local.size() > 1) {
       ASSIGN_OR_RETURN(segment, shm::Segment::Share(rank, local, store, deadline));
     }
@@ -120,7 +128,7 @@ Result<std::unique_ptr<transport::Context>> Device::Connect(int rank, int size, 
                                          std::move(link));
   }
   return std::unique_ptr<transport::Context>(
-      std::make_unique<tcp::Context>(rank, size, std::move(pairs), SpinFor(options_, size, segment ? segment->local_ranks() : 0), std::move(segment)));
+      std::make_unique<tcp::Context>(rank, size, std::move(pairs), SpinFor(options_, size, segment ? segment->local_ranks() : 0), std::move(segment), std::move(hosts)));
 }
 
 }  // namespace shoal::collective::transport::tcp
