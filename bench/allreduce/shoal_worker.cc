@@ -1,7 +1,14 @@
 // Benchmark worker: Shoal's allreduce over its transport on this machine (shared
 // memory between the ranks, or loopback TCP with --transport tcp), one fork()ed
 // process per rank, meeting through a FileStore.
+#include <fcntl.h>
+#include <sched.h>
+#include <unistd.h>
+
 #include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
 #include <filesystem>
 #include <memory>
 #include <span>
@@ -23,10 +30,42 @@ long EnvOr(const char* name, long fallback) {
   const char* v = std::getenv(name);
   return v ? std::atol(v) : fallback;
 }
+// --netns "a=10.77.0.1,b=10.77.0.2": real hosts made of network namespaces. Rank r
+// joins namespace k = r * count / ranks (created beforehand, e.g. by
+// two_namespaces.sh) and listens on that namespace's address.
+struct Namespace {
+  std::string name, address;
+};
+std::vector<Namespace> ParseNamespaces(int argc, char** argv) {
+  std::vector<Namespace> out;
+  for (int i = 1; i + 1 < argc; ++i) {
+    if (std::strcmp(argv[i], "--netns") != 0) continue;
+    std::string list = argv[i + 1];
+    for (size_t at = 0; at < list.size();) {
+      size_t comma = list.find(',', at);
+      std::string item = list.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+      size_t eq = item.find('=');
+      if (eq != std::string::npos) out.push_back(Namespace{item.substr(0, eq), item.substr(eq + 1)});
+      at = comma == std::string::npos ? list.size() : comma + 1;
+    }
+  }
+  return out;
+}
+
+bool JoinNamespace(const std::string& name) {
+  int fd = open(("/var/run/netns/" + name).c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0 || setns(fd, CLONE_NEWNET) != 0) {
+    std::fprintf(stderr, "cannot join network namespace %s: %s\n", name.c_str(), std::strerror(errno));
+    return false;
+  }
+  close(fd);
+  return true;
+}
 }  // namespace
 
 int main(int argc, char** argv) {
   const auto args = shoal::bench::ParseSweepArgs(argc, argv);
+  const auto namespaces = ParseNamespaces(argc, argv);
   const std::string dir = shoal::bench::TempDir("shoal");
   int rc = shoal::bench::ForkRanks(args.ranks, args.pin, [&](int rank) {
     FileStore store(dir);
@@ -34,6 +73,11 @@ int main(int argc, char** argv) {
     tcp.connections_per_pair = args.connections;
     tcp.shared_memory = args.shared_memory;
     tcp.host_name = "host-" + std::to_string(rank * args.hosts / args.ranks);
+    if (!namespaces.empty()) {
+      const Namespace& ns = namespaces[rank * namespaces.size() / args.ranks];
+      if (!JoinNamespace(ns.name)) return 1;
+      tcp.host = ns.address;
+    }
     tcp.socket.buffer_bytes = static_cast<int>(EnvOr("SHOAL_BENCH_SOCKBUF", tcp.socket.buffer_bytes));
     tcp.spin_us = static_cast<int>(EnvOr("SHOAL_BENCH_SPIN_US", tcp.spin_us));
     transport::tcp::Device device(tcp);

@@ -33,6 +33,7 @@ inline SweepArgs ParseSweepArgs(int argc, char** argv) {
   SweepArgs a;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string k = argv[i];
+    if (k == "--netns") continue;  // the Shoal worker's own
     if (k == "--transport") {
       a.shared_memory = std::string(argv[i + 1]) != "tcp";
       continue;
