@@ -526,7 +526,11 @@ void ContainerAgent::ReportExit(const ExitInfo& exit, const std::string& message
   Backoff backoff(clock_, 100, 1'000);
   for (int attempt = 0; attempt < 20; ++attempt) {
     auto reply = am_.Post(kExitedPath, body, 5000);
-    if (reply.ok() || reply.status().code() != StatusCode::kUnavailable) return;
+    // A busy AM may answer late: the report is repeated (the AM takes the first
+    // one and acknowledges the others), never dropped, since the agent's own exit
+    // would otherwise read as a container that ended before its task.
+    const StatusCode code = reply.ok() ? StatusCode::kOk : reply.status().code();
+    if (code != StatusCode::kUnavailable && code != StatusCode::kTimeout) return;
     if (attempt == 0) LogError("reporting the program's end to the AM: " + reply.status().message() + "; retrying");
     backoff.Wait();
   }
