@@ -57,4 +57,23 @@ void Scale(DataType type, void* data, size_t n, int divisor) {
   }
 }
 
+void CopyBytes(void* dst_bytes, const void* src_bytes, size_t n) {
+  char* dst = static_cast<char*>(dst_bytes);
+  const char* src = static_cast<const char*>(src_bytes);
+  constexpr size_t kBlock = 256;
+  while (n >= kBlock) {
+    __builtin_memcpy(dst, src, kBlock);  // a fixed size: inlined as vector moves
+    dst += kBlock;
+    src += kBlock;
+    n -= kBlock;
+  }
+  while (n >= 16) {
+    __builtin_memcpy(dst, src, 16);
+    dst += 16;
+    src += 16;
+    n -= 16;
+  }
+  for (size_t i = 0; i < n; ++i) dst[i] = src[i];
+}
+
 }  // namespace shoal::collective

@@ -1,7 +1,5 @@
 #include "collective/reduce_scatter.h"
 
-#include <cstring>
-
 #include "collective/reduce.h"
 #include "collective/ring.h"
 
@@ -13,7 +11,7 @@ Status ReduceScatter(Communicator& comm, const void* in, void* out, size_t count
   return comm.Run("reduce_scatter", block * n, [&]() -> Status {
     if (count == 0) return Status::Ok();
     char* work = comm.Scratch(1, block * n);
-    std::memcpy(work, in, block * n);
+    CopyBytes(work, in, block * n);
     RingPlan plan;
     plan.data = work;
     plan.type = type;
@@ -22,7 +20,7 @@ Status ReduceScatter(Communicator& comm, const void* in, void* out, size_t count
     plan.shift = -1;  // rank r ends owning block r
     plan.allgather = false;
     RETURN_IF_ERROR(RunRing(comm, plan));
-    std::memcpy(out, work + block * comm.rank(), block);
+    CopyBytes(out, work + block * comm.rank(), block);
     return Status::Ok();
   });
 }
