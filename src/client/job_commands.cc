@@ -14,10 +14,14 @@ void AddStatusCommand(CLI::App& app, ClientContext& ctx) {
   auto* cmd = app.add_subcommand("status", "Show a job: state, tasks, attempts, where its logs are.");
   auto id = std::make_shared<std::string>();
   auto attempt = std::make_shared<int>(0);
+  auto all_tasks = std::make_shared<bool>(false);
   AddJobArgument(*cmd, *id);
   cmd->add_option("--attempt", *attempt, "show the tasks of this attempt (default: the latest)")->check(CLI::PositiveNumber);
+  cmd->add_flag("--tasks", *all_tasks,
+                "list every task, one a line (a job of more than " + std::to_string(kListedTasks) +
+                    " tasks is otherwise summarised by role and state)");
   cmd->add_flag("--json", ctx.json, "print the API's JSON");
-  cmd->callback([&ctx, id, attempt] {
+  cmd->callback([&ctx, id, attempt, all_tasks] {
     WithServer(ctx, [&](const HttpJsonClient& server) -> Status {
       if (ctx.json) {
         ASSIGN_OR_RETURN(Json detail, server.Get("/api/v1/jobs/" + UrlEncode(*id)));
@@ -29,7 +33,7 @@ void AddStatusCommand(CLI::App& app, ClientContext& ctx) {
         return InvalidArgument("--attempt " + std::to_string(*attempt) + ": " + detail.summary.id + " has " +
                                std::to_string(detail.attempts.size()) + " attempt(s); fix: pick one of them");
       }
-      std::fputs(RenderStatus(detail, *attempt).c_str(), stdout);
+      std::fputs(RenderStatus(detail, *attempt, *all_tasks).c_str(), stdout);
       return Status::Ok();
     });
   });

@@ -96,6 +96,56 @@ std::vector<RoleLine> RoleLines(const JobDetail& detail) {
   return lines;
 }
 
+// "9,998"
+std::string Thousands(size_t n) {
+  std::string digits = std::to_string(n), out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+void TaskTable(std::ostringstream& out, const std::vector<const TaskView*>& tasks) {
+  out << "\n  " << Pad("TASK", 14) << Pad("STATE", 11) << Pad("HOST", 16) << Pad("PID", 8) << Pad("PROGRESS", 9)
+      << Pad("EXIT", 6) << "MESSAGE\n";
+  for (const TaskView* t : tasks) {
+    out << "  " << Pad(t->Name(), 14) << Pad(ShownState(*t), 11) << Pad(t->host.empty() ? "-" : t->host, 16)
+        << Pad(std::to_string(t->pid), 8) << Pad(Percent(t->progress), 9)
+        << Pad(t->exit_code < 0 ? "-" : std::to_string(t->exit_code), 6) << t->message << "\n";
+  }
+}
+
+// Many tasks: one line per role counting its tasks by state, most first ("worker  9,998
+// RUNNING, 1 FAILED, 1 PENDING"), then the tasks that went wrong (at most kListedTasks).
+void TaskSummary(std::ostringstream& out, const std::vector<TaskView>& tasks, const std::string& job_id) {
+  out << "\n  tasks: " << Thousands(tasks.size()) << ", by role and state (`shoal status " << job_id
+      << " --tasks` lists every one)\n";
+  std::vector<std::pair<std::string, std::map<std::string, size_t>>> roles;  // in rank order
+  std::vector<const TaskView*> wrong;
+  for (const TaskView& task : tasks) {
+    auto role = std::find_if(roles.begin(), roles.end(), [&](const auto& r) { return r.first == task.role; });
+    if (role == roles.end()) role = roles.insert(roles.end(), {task.role, {}});
+    std::string state = ShownState(task);
+    role->second[state]++;
+    bool went_wrong = task.state == TaskState::kFailed || task.state == TaskState::kLost || state == "HUNG";
+    if (went_wrong && wrong.size() < kListedTasks) wrong.push_back(&task);
+  }
+  size_t width = 0;
+  for (const auto& [role, states] : roles) width = std::max(width, role.size());
+  for (const auto& [role, states] : roles) {
+    std::vector<std::pair<std::string, size_t>> counts(states.begin(), states.end());
+    std::stable_sort(counts.begin(), counts.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+    out << "    " << Pad(role + ":", width + 3);
+    for (size_t i = 0; i < counts.size(); ++i) out << (i ? ", " : "") << Thousands(counts[i].second) << " " << counts[i].first;
+    out << "\n";
+  }
+  if (wrong.empty()) return;
+  out << "\n  failed, lost or hung" << (wrong.size() == kListedTasks ? " (the first " + std::to_string(kListedTasks) + ")" : "")
+      << ":";
+  TaskTable(out, wrong);
+}
+
 }  // namespace
 
 std::string ProgressBar(double fraction, int width) {
@@ -106,7 +156,7 @@ std::string ProgressBar(double fraction, int width) {
   return bar + std::string(4 - std::min<size_t>(4, pct.size()), ' ') + pct;
 }
 
-std::string RenderStatus(const JobDetail& d, int attempt) {
+std::string RenderStatus(const JobDetail& d, int attempt, bool all_tasks) {
   const JobSummary& job = d.summary;
   std::ostringstream out;
   out << job.id << "  " << job.name << "  " << Name(job.state) << "  " << Percent(job.progress) << "\n";
@@ -126,14 +176,12 @@ std::string RenderStatus(const JobDetail& d, int attempt) {
   const bool chosen = attempt > 0 && attempt <= static_cast<int>(d.attempts.size());
   const auto& tasks = chosen ? d.attempts[attempt - 1].tasks : LatestTasks(d);
   if (chosen) out << "\n  tasks of attempt " << attempt << ":";
-  if (!tasks.empty()) {
-    out << "\n  " << Pad("TASK", 14) << Pad("STATE", 11) << Pad("HOST", 16) << Pad("PID", 8) << Pad("PROGRESS", 9)
-        << Pad("EXIT", 6) << "MESSAGE\n";
-    for (const TaskView& t : tasks) {
-      out << "  " << Pad(t.Name(), 14) << Pad(ShownState(t), 11) << Pad(t.host.empty() ? "-" : t.host, 16)
-          << Pad(std::to_string(t.pid), 8) << Pad(Percent(t.progress), 9)
-          << Pad(t.exit_code < 0 ? "-" : std::to_string(t.exit_code), 6) << t.message << "\n";
-    }
+  if (!tasks.empty() && (all_tasks || tasks.size() <= kListedTasks)) {
+    std::vector<const TaskView*> listed;
+    for (const TaskView& t : tasks) listed.push_back(&t);
+    TaskTable(out, listed);
+  } else if (!tasks.empty()) {
+    TaskSummary(out, tasks, job.id);
   }
   if (d.attempts.size() > 1 || (d.attempts.size() == 1 && d.attempts[0].state == AttemptState::kPreempted)) {
     out << "\n  attempts:\n";

@@ -15,8 +15,11 @@
 namespace shoal {
 
 // The job, and the tasks and logs folder of one attempt: `attempt` (1-based; 0 or one the
-// job does not have: the latest).
-std::string RenderStatus(const protocol::JobDetail& detail, int attempt = 0);
+// job does not have: the latest). Up to kListedTasks tasks are listed one a line; more are
+// summarised, one line per role counting its tasks by state, with the tasks that failed,
+// were lost or hang listed below (at most kListedTasks), unless `all_tasks`.
+inline constexpr size_t kListedTasks = 20;
+std::string RenderStatus(const protocol::JobDetail& detail, int attempt = 0, bool all_tasks = false);
 std::string RenderList(const protocol::JobList& list);
 std::string RenderSummary(const protocol::JobDetail& detail);
 // "[########------------]  42%"

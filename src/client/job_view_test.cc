@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <ctime>
 
 #include "client/queues_command.h"
@@ -158,6 +159,37 @@ TEST(JobView, SavedModelsShowTheirUriOrWhyTheyFailed) {
   std::string status = RenderStatus(OverTheWire(detail));
   EXPECT_NE(status.find("20260101-000000    saved     s3://b/m"), std::string::npos) << status;
   EXPECT_NE(status.find("20260101-000100    failed    disk full"), std::string::npos) << status;
+}
+
+TEST(JobView, StatusSummarisesManyTasksByRoleAndStateAndListsThemAllWhenAsked) {
+  protocol::JobDetail detail = Detail(JobState::kRunning);
+  auto& tasks = detail.attempts[0].tasks;
+  tasks.clear();
+  tasks.push_back({.role = "ps", .index = 0, .state = TaskState::kRunning});
+  for (int i = 0; i < 10'000; ++i) tasks.push_back({.role = "worker", .index = i, .rank = i + 1, .state = TaskState::kRunning});
+  tasks[5001].state = TaskState::kFailed;
+  tasks[5001].exit_code = 3;
+  tasks[5001].message = "exit code 3";
+  tasks[10'000].state = TaskState::kPending;
+  std::string summary = RenderStatus(OverTheWire(detail));
+  EXPECT_NE(summary.find("tasks: 10,001, by role and state (`shoal status job-3 --tasks` lists every one)"),
+            std::string::npos) << summary;
+  EXPECT_NE(summary.find("    ps:      1 RUNNING\n"), std::string::npos) << summary;
+  EXPECT_NE(summary.find("    worker:  9,998 RUNNING, 1 FAILED, 1 PENDING\n"), std::string::npos) << summary;
+  EXPECT_NE(summary.find("failed, lost or hung:"), std::string::npos) << summary;
+  EXPECT_NE(summary.find("worker[5000]  FAILED"), std::string::npos) << summary;
+  EXPECT_EQ(summary.find("worker[4999]"), std::string::npos) << "a running task is only counted";
+  EXPECT_LT(std::count(summary.begin(), summary.end(), '\n'), 20);
+
+  std::string every = RenderStatus(OverTheWire(detail), 0, true);
+  EXPECT_NE(every.find("worker[4999]"), std::string::npos);
+  EXPECT_EQ(every.find("by role and state"), std::string::npos);
+  EXPECT_GT(std::count(every.begin(), every.end(), '\n'), 10'000);
+
+  tasks.resize(kListedTasks);  // up to 20 tasks: each its own line, as before
+  std::string few = RenderStatus(OverTheWire(detail));
+  EXPECT_EQ(few.find("by role and state"), std::string::npos) << few;
+  EXPECT_NE(few.find("worker[18]"), std::string::npos) << few;
 }
 
 }  // namespace

@@ -19,6 +19,7 @@
 #include "common/secret.h"
 #include "common/units.h"
 #include "data/checkpoints.h"
+#include "master/cluster_polls.h"
 #include "master/mpi_launch.h"
 #include "protocol/attempt_messages.h"
 #include "protocol/task_messages.h"
@@ -73,6 +74,7 @@ void ApplicationMaster::Close() {
   {
     std::lock_guard lock(mutex_);
     closing_ = true;
+    PublishClusterSettled();
   }
   changed_.notify_all();
   if (http_) http_->stop();
@@ -128,21 +130,38 @@ Status ApplicationMaster::FetchAttempt() {
 }
 
 Result<Json> ApplicationMaster::HandleCluster(const httplib::Request& req) {
-  ASSIGN_OR_RETURN(protocol::WaitQuery query, protocol::DecodeWaitQuery(req.get_param_value("role"), req.get_param_value("index"),
-                                                                         req.get_param_value("wait_ms")));
-  std::unique_lock lock(mutex_);
-  RETURN_IF_ERROR(CheckTaskToken(req, query.task));
-  clock_.WaitFor(changed_, lock, query.wait_ms, [&] { return closing_ || tracker_->AllRegistered() || IsFinal(tracker_->state()); });
-  if (IsFinal(tracker_->state())) return Aborted("the attempt has ended (" + tracker_->message() + ")");
-  if (!tracker_->AllRegistered()) return protocol::Encode(protocol::ClusterReply{});
-  ClusterView cluster = tracker_->Cluster(am_addr_);
-  cluster.services = services_;
-  const TaskEndpoint* self = cluster.Find(query.task.role, query.task.index);
+  // A poll that waited parked in the gate (master/cluster_polls.h) comes without wait_ms: it waits no more.
+  std::string wait_ms = req.has_param("wait_ms") ? req.get_param_value("wait_ms") : "0";
+  ASSIGN_OR_RETURN(protocol::WaitQuery query,
+                   protocol::DecodeWaitQuery(req.get_param_value("role"), req.get_param_value("index"), wait_ms));
+  std::shared_ptr<const ClusterView> cluster;
+  int rank = 0;
+  {
+    std::unique_lock lock(mutex_);
+    RETURN_IF_ERROR(CheckTaskToken(req, query.task));
+    clock_.WaitFor(changed_, lock, query.wait_ms, [&] { return closing_ || tracker_->AllRegistered() || IsFinal(tracker_->state()); });
+    if (IsFinal(tracker_->state())) return Aborted("the attempt has ended (" + tracker_->message() + ")");
+    if (!tracker_->AllRegistered()) return protocol::Encode(protocol::ClusterReply{});
+    rank = tracker_->Find(query.task.role, query.task.index)->rank;
+    cluster = ClusterNow();
+  }
+  // The plan is made outside the lock: heartbeats go on while thousands of tasks ask.
+  const TaskEndpoint& self = cluster->tasks[static_cast<size_t>(rank)];
   LaunchContext context{options_.heartbeat_interval_ms, RunsBoard(query.task.role, query.task.index),
                         data_plan_->InputsFor(query.task.role, query.task.index),
                         data_plan_->OutputsFor(query.task.role, query.task.index), resume_round_};
   return protocol::Encode(
-      protocol::ClusterReply{true, PlanLaunch(spec_, *FindFramework(spec_.framework), cluster, *self, context)});
+      protocol::ClusterReply{true, PlanLaunch(spec_, *FindFramework(spec_.framework), *cluster, self, context)});
+}
+
+std::shared_ptr<const ClusterView> ApplicationMaster::ClusterNow() {
+  if (!cluster_ || cluster_registrations_ != tracker_->registrations()) {
+    auto cluster = std::make_shared<ClusterView>(tracker_->Cluster(am_addr_));
+    cluster->services = services_;
+    cluster_ = std::move(cluster);
+    cluster_registrations_ = tracker_->registrations();
+  }
+  return cluster_;
 }
 
 void ApplicationMaster::InstallRoutes() {
@@ -156,7 +175,9 @@ void ApplicationMaster::InstallRoutes() {
       Result<Json> result = [&]() -> Result<Json> {
         std::lock_guard lock(mutex_);
         RETURN_IF_ERROR(CheckTaskToken(req, message.task));
-        return action(message);
+        Result<Json> done = action(message);
+        PublishClusterSettled();
+        return done;
       }();
       changed_.notify_all();
       return result;
@@ -318,8 +339,12 @@ void ApplicationMaster::DriveMpirun() {
 }
 
 Status ApplicationMaster::StartServer() {
-  // Tasks' long polls (MPI's wait, the rendezvous store) still hold a worker each here.
-  http_ = std::make_unique<GatedHttpServer>(static_cast<size_t>(spec_.TotalTasks()) + 8, FitToOpenFileLimit(GateLimits{}));
+  // The agents' cluster polls wait parked in the gate; an MPI job's long polls (the
+  // orted command, mpi-agent's wait) still hold a worker each.
+  constexpr size_t kWorkers = 16;
+  size_t workers = FindFramework(spec_.framework)->LaunchesWithMpirun() ? static_cast<size_t>(spec_.TotalTasks()) + 8 : kWorkers;
+  http_ = std::make_unique<GatedHttpServer>(workers, FitToOpenFileLimit(GateLimits{}));
+  http_->set_parking_rule(ParkClusterPolls([this] { return cluster_settled_.load(); }));
   InstallRoutes();
   ASSIGN_OR_RETURN(int port, BindServer(*http_, options_.bind_host, 0));
   am_addr_ = options_.bind_host + ":" + std::to_string(port);
@@ -340,6 +365,11 @@ Status ApplicationMaster::StartFrameworkServices() {
     LogInfo("serving the Rabit tracker at " + services_[kRabitTrackerService]);
   }
   return Status::Ok();
+}
+
+void ApplicationMaster::PublishClusterSettled() {
+  bool settled = closing_ || (tracker_ && (tracker_->AllRegistered() || IsFinal(tracker_->state())));
+  if (settled && !cluster_settled_.exchange(true) && http_) http_->WakeParked();
 }
 
 void ApplicationMaster::Wake() {
@@ -398,6 +428,7 @@ void ApplicationMaster::Report(bool final_report) {
   {
     std::lock_guard lock(mutex_);
     report = tracker_->Snapshot();
+    reported_state_ = tracker_->state();
     for (TaskSeries& entry : tracker_->TakeSeries()) unreported_series_.push_back(std::move(entry));
     report.saved_models = saves_->Updates();
   }
@@ -455,7 +486,7 @@ void ApplicationMaster::Report(bool final_report) {
 void ApplicationMaster::Loop() {
   bool kill_applied = false;
   while (true) {
-    bool done, series_due;
+    bool done, series_due, report_due;
     int64_t version;
     {
       std::unique_lock lock(mutex_);
@@ -466,22 +497,32 @@ void ApplicationMaster::Loop() {
       }
       for (const auto& [container_id, exit] : launcher_.Poll()) tracker_->ContainerEnded(container_id, exit);
       tracker_->Tick();
+      PublishClusterSettled();
       DriveMpirun();
       for (int rank : tracker_->TasksToStop()) launcher_.Stop(tracker_->tasks()[rank].container_id, options_.stop_grace_ms);
       done = tracker_->Done() && (mpirun_pid_ <= 0 || mpirun_ended_);
       version = tracker_->version();
       // Samples and metrics alone are reported about once a second.
       series_due = tracker_->HasSeries() && clock_.NowMillis() - last_report_ms_ >= 1000;
+      report_due = version != reported_version_ && ReportMayGo();
     }
     changed_.notify_all();
-    if (version != reported_version_ || done || series_due) Report(done);
+    if (report_due || done || series_due) Report(done);
     if (done) return;
     std::unique_lock lock(mutex_);
     // Woken by every agent message and every agent's exit; the tick drives the timeouts.
-    clock_.WaitFor(changed_, lock, 100,
-                   [&] { return closing_ || wake_ || tracker_->version() != version || (kill_requested_ && !kill_applied); });
+    clock_.WaitFor(changed_, lock, 100, [&] {
+      return closing_ || wake_ || (tracker_->version() != version && ReportMayGo()) || (kill_requested_ && !kill_applied);
+    });
     wake_ = false;
   }
+}
+
+bool ApplicationMaster::ReportMayGo() const {
+  // A report carries every task: for a big job, progress and samples go at most every
+  // tasks/10 ms (1 s from 10,000 tasks); a change of the attempt's state goes at once.
+  int64_t spacing = std::min<int64_t>(1000, spec_.TotalTasks() / 10);
+  return tracker_->state() != reported_state_ || clock_.NowMillis() - last_report_ms_ >= spacing;
 }
 
 int ApplicationMaster::Run() {

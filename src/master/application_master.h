@@ -23,6 +23,9 @@
 //  - Abandon() is what kill -9 does to an AM process, for the in-process mini cluster
 //    (tests/cluster): the AM stops serving at once and Run() returns 137 with no
 //    container stopped and no final report sent.
+//  - Scale: a report carries every task, so a job of N tasks reports its tasks' progress
+//    and samples at most every min(N/10, 1000) ms; a change of the attempt's state is
+//    reported at once. The cluster tasks are planned from is built once (per registration).
 // Thread-safety: HTTP handlers and the loop share the tracker under one mutex.
 #pragma once
 
@@ -97,6 +100,10 @@ class ApplicationMaster {
   void Report(bool final_report);
   void InstallRoutes();
   Result<Json> HandleCluster(const httplib::Request& req);
+  // The cluster every task's plan is made from, built once per registration. REQUIRES mutex_.
+  std::shared_ptr<const ClusterView> ClusterNow();
+  // Whether a report of changed tasks may go now (big jobs space them). REQUIRES mutex_.
+  bool ReportMayGo() const;
   // Whether the request carries the token of the task it names. REQUIRES mutex_.
   Status CheckTaskToken(const httplib::Request& req, const protocol::TaskId& task) const;
   // `shoal stack`: asks every running task for its stacks, waits for the answers.
@@ -132,10 +139,17 @@ class ApplicationMaster {
   std::atomic<bool> kill_requested_{false};
   bool wake_ = false;  // an agent exited: the loop polls at once; GUARDED_BY(mutex_)
   void Wake();
+  // Every task registered, the attempt ended or the AM is closing: parked cluster polls
+  // may go (master/cluster_polls.h); wakes them the first time. REQUIRES mutex_.
+  void PublishClusterSettled();
+  std::atomic<bool> cluster_settled_{false};
   std::string kill_reason_;
   bool kill_fails_ = false;  // RequestFail: the attempt ends FAILED, not KILLED; GUARDED_BY(mutex_)
   void RequestEnd(const std::string& reason, bool fails);
   int64_t reported_version_ = 0;
+  AttemptState reported_state_ = AttemptState::kStarting;  // GUARDED_BY(mutex_)
+  std::shared_ptr<const ClusterView> cluster_;              // GUARDED_BY(mutex_)
+  int64_t cluster_registrations_ = -1;                      // GUARDED_BY(mutex_)
   std::vector<TaskSeries> unreported_series_;  // kept until a report carrying it succeeds
   int64_t last_report_ms_ = 0;
 };

@@ -14,6 +14,7 @@ AttemptTracker::AttemptTracker(const JobSpec& spec, std::string job_id, int atte
     : spec_(spec), job_id_(std::move(job_id)), attempt_(attempt), clock_(clock), started_at_ms_(clock.NowMillis()) {
   int rank = 0;
   for (const auto& role : spec.roles) {
+    role_ranks_[role.name] = {rank, role.instances};
     for (int i = 0; i < role.instances; ++i, ++rank) {
       TaskStatus task;
       task.role = role.name;
@@ -28,13 +29,24 @@ AttemptTracker::AttemptTracker(const JobSpec& spec, std::string job_id, int atte
       pending_metrics_.emplace_back();
     }
   }
+  unregistered_ = rank;
 }
 
 TaskStatus* AttemptTracker::FindMutable(const std::string& role, int index) {
-  for (auto& task : tasks_) {
-    if (task.role == role && task.index == index) return &task;
-  }
-  return nullptr;
+  auto it = role_ranks_.find(role);
+  if (it == role_ranks_.end() || index < 0 || index >= it->second.second) return nullptr;
+  return &tasks_[static_cast<size_t>(it->second.first + index)];
+}
+
+namespace {
+
+bool Unregistered(TaskState state) { return state == TaskState::kPending || state == TaskState::kLaunching; }
+
+}  // namespace
+
+void AttemptTracker::SetState(TaskStatus& task, TaskState to) {
+  unregistered_ += static_cast<int>(Unregistered(to)) - static_cast<int>(Unregistered(task.state));
+  task.state = to;
 }
 
 const TaskStatus* AttemptTracker::Find(const std::string& role, int index) const {
@@ -43,7 +55,7 @@ const TaskStatus* AttemptTracker::Find(const std::string& role, int index) const
 
 void AttemptTracker::Move(TaskStatus& task, TaskState to, const std::string& message) {
   if (!CanMove(task.state, to)) return;
-  task.state = to;
+  SetState(task, to);
   if (!message.empty()) task.message = message;
   if (IsFinal(to) && task.finished_ms == 0) task.finished_ms = clock_.WallMillis();
   ++version_;
@@ -90,6 +102,7 @@ Status AttemptTracker::Register(const std::string& role, int index, const std::s
   task->ports = std::move(ports);
   if (gpus) task->gpus = std::move(*gpus);
   task->last_heard_ms = clock_.NowMillis();
+  ++registrations_;
   if (task->state == TaskState::kPending) Move(*task, TaskState::kLaunching, "");
   if (task->state == TaskState::kLaunching) Move(*task, TaskState::kRegistered, "");
   if (state_ == AttemptState::kStarting && AllRegistered()) {
@@ -167,7 +180,7 @@ Status AttemptTracker::Exited(const std::string& role, int index, const ExitInfo
   if (IsFinal(task->state)) return Status::Ok();
   if (task->state == TaskState::kLaunching || task->state == TaskState::kRegistered) {
     // The program ran, even if its start report was lost.
-    task->state = TaskState::kRunning;
+    SetState(*task, TaskState::kRunning);
     if (task->started_ms == 0) task->started_ms = clock_.WallMillis();
   }
   task->exit_code = exit.exit_code;
@@ -238,7 +251,7 @@ void AttemptTracker::FailTask(int rank, const ExitInfo& exit, const std::string&
   task.awaiting_verdict = false;
   task.exit_code = exit.exit_code;
   task.signal = exit.signal;
-  if (task.state == TaskState::kLaunching || task.state == TaskState::kRegistered) task.state = TaskState::kRunning;
+  if (task.state == TaskState::kLaunching || task.state == TaskState::kRegistered) SetState(task, TaskState::kRunning);
   Move(task, TaskState::kFailed, reason);
   Finish(AttemptState::kFailed, EndingSentence(task.Name(), "failed", reason));
   Evaluate();
@@ -340,11 +353,7 @@ void AttemptTracker::Evaluate() {
   }
 }
 
-bool AttemptTracker::AllRegistered() const {
-  return std::all_of(tasks_.begin(), tasks_.end(), [](const TaskStatus& t) {
-    return t.state == TaskState::kRegistered || t.state == TaskState::kRunning || IsFinal(t.state);
-  });
-}
+bool AttemptTracker::AllRegistered() const { return unregistered_ == 0; }
 
 ClusterView AttemptTracker::Cluster(const std::string& am_addr) const {
   ClusterView view;

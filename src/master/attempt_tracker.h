@@ -27,6 +27,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -104,7 +105,10 @@ class AttemptTracker {
   const std::string& message() const { return message_; }
   const std::vector<TaskStatus>& tasks() const { return tasks_; }
   int64_t version() const { return version_; }
+  // O(1): tasks are stored by rank, each role's ranks one run.
   const TaskStatus* Find(const std::string& role, int index) const;
+  // How many registrations were taken: the cluster's addresses change only with it.
+  int64_t registrations() const { return registrations_; }
   // The attempt's state, message, tasks, version and board URL, for the AM's report.
   protocol::AttemptReport Snapshot() const;
   // The samples and metric points received since the last call, per task (each task
@@ -116,6 +120,8 @@ class AttemptTracker {
 
  private:
   TaskStatus* FindMutable(const std::string& role, int index);
+  // Every change of a task's state goes through here (AllRegistered counts them).
+  void SetState(TaskStatus& task, TaskState to);
   void Move(TaskStatus& task, TaskState to, const std::string& message);
   void Finish(AttemptState state, const std::string& message);
   void Evaluate();
@@ -127,6 +133,9 @@ class AttemptTracker {
   const Clock& clock_;
   int64_t started_at_ms_;
   std::vector<TaskStatus> tasks_;
+  std::map<std::string, std::pair<int, int>> role_ranks_;  // role -> its first rank, its instances
+  int unregistered_ = 0;                                   // tasks PENDING or LAUNCHING
+  int64_t registrations_ = 0;
   std::vector<std::vector<ResourceSample>> pending_samples_;  // per rank
   std::vector<std::vector<MetricPoint>> pending_metrics_;     // per rank
   AttemptState state_ = AttemptState::kStarting;
