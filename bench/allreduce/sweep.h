@@ -50,10 +50,13 @@ inline SweepArgs ParseSweepArgs(int argc, char** argv) {
   return a;
 }
 
-// Calls per size: many for latency-bound sizes, a few for the largest.
+// Calls per size: many for latency-bound sizes (up to 2,000, so that a rare
+// descheduling of one rank on a busy machine does not decide the result), a few for
+// the largest.
 inline int Iterations(size_t bytes) {
+  if (const char* fixed = std::getenv("SHOAL_BENCH_ITERS")) return std::max(1, std::atoi(fixed));
   size_t by_volume = (size_t{1} << 29) / bytes;  // ~512 MiB per size
-  return static_cast<int>(std::max<size_t>(5, std::min<size_t>(200, by_volume)));
+  return static_cast<int>(std::max<size_t>(5, std::min<size_t>(2000, by_volume)));
 }
 
 // allreduce(ptr, count) reduces `count` float32 in place; barrier() synchronises.

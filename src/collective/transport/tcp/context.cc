@@ -45,8 +45,10 @@ template <typename DoneFn>
 Status Context::Drive(DoneFn done, Deadline deadline) {
   if (!broken_.ok()) return broken_;
   if (closed_) return FailedPrecondition("transport context of rank " + std::to_string(rank_) + " is closed");
-  auto spin_until = Clock::now() + spin_;
-  auto quiet_since = Clock::now();
+  // The clock is read only while nothing moves: a quiet spell starts at the first
+  // fruitless turn and ends with any progress.
+  bool quiet = false;
+  Clock::time_point quiet_since;
   while (true) {
     bool progressed = false;
     for (auto& p : pairs_) {
@@ -56,13 +58,16 @@ Status Context::Drive(DoneFn done, Deadline deadline) {
       }
     }
     if (done()) return Status::Ok();
-    const auto now = Clock::now();
     if (progressed) {
-      spin_until = now + spin_;
-      quiet_since = now;
+      quiet = false;
       continue;
     }
-    if (now < spin_until) {
+    const auto now = Clock::now();
+    if (!quiet) {
+      quiet = true;
+      quiet_since = now;
+    }
+    if (now < quiet_since + spin_) {
       // Let a peer that shares this CPU run: loopback wake-ups tend to pull ranks
       // onto one CPU, and spinning there would only delay the data we wait for.
       // The first microseconds poll memory only: a peer on its own core answers a
