@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <sstream>
 #include <span>
 
 #include "collective/allgather.h"
@@ -220,12 +221,22 @@ TEST_P(TcpTest, HungRankTimesOut) {
   ExitCode(pids[victim]);
 }
 
-// Whether this process maps a shared segment of the collectives.
-bool MapsSharedSegment() {
-  std::ifstream maps("/proc/self/maps");
+// The /proc/<pid>/maps lines of `pid` that map a shared segment of the collectives.
+std::vector<std::string> SegmentMappings(const std::string& pid = "self") {
+  std::vector<std::string> out;
+  std::ifstream maps("/proc/" + pid + "/maps");
   for (std::string line; std::getline(maps, line);)
-    if (line.find("memfd:shoal-collective") != std::string::npos) return true;
-  return false;
+    if (line.find("memfd:shoal-collective") != std::string::npos) out.push_back(line);
+  return out;
+}
+bool MapsSharedSegment() { return !SegmentMappings().empty(); }
+
+// The inode of a maps line (its fifth field).
+std::string InodeOf(const std::string& maps_line) {
+  std::istringstream fields(maps_line);
+  std::string field;
+  for (int i = 0; i < 5; ++i) fields >> field;
+  return field;
 }
 
 // Shared memory is chosen at rendezvous exactly for the ranks that share a host.
@@ -244,12 +255,18 @@ TEST_P(TcpTest, SharedMemoryIsUsedExactlyBetweenRanksOfOneHost) {
   for (int r = 0; r < n; ++r) EXPECT_EQ(ExitCode(pids[r]), 0) << "rank " << r << ": " << ErrorOf("rank" + std::to_string(r));
 }
 
-// Lines of /proc/net/unix naming the collectives' abstract sockets.
+// Lines of /proc/net/unix naming the collectives' abstract sockets; another test
+// running at the same time may hold one for the milliseconds of its setup, so this
+// looks for a moment (within 2 s) when there is none.
 int AbstractSocketsOfCollectives() {
-  std::ifstream unix_sockets("/proc/net/unix");
   int count = 0;
-  for (std::string line; std::getline(unix_sockets, line);)
-    if (line.find("@shoal-collective-") != std::string::npos) ++count;
+  for (int look = 0; look < 200; ++look, usleep(10000)) {
+    std::ifstream unix_sockets("/proc/net/unix");
+    count = 0;
+    for (std::string line; std::getline(unix_sockets, line);)
+      if (line.find("@shoal-collective-") != std::string::npos) ++count;
+    if (count == 0) break;
+  }
   return count;
 }
 
@@ -265,12 +282,21 @@ TEST_P(TcpTest, KillingEveryRankLeavesNoSharedSegmentBehind) {
       ASSIGN_OR_RETURN(auto comm, Join("attempt-1", r, n, Options{}));
       std::vector<float> data(1 << 20, 1.0f);
       RETURN_IF_ERROR(Allreduce(*comm, std::span<float>(data), ReduceOp::kSum));
-      std::ofstream(dir_ / ("started" + std::to_string(r))) << "1";
+      const auto mappings = SegmentMappings();
+      std::ofstream(dir_ / ("started" + std::to_string(r))) << (mappings.empty() ? "" : InodeOf(mappings[0]));
       while (true) RETURN_IF_ERROR(Allreduce(*comm, std::span<float>(data), ReduceOp::kSum));
     }));
   }
-  for (int r = 0; r < n; ++r)
-    while (!std::filesystem::exists(dir_ / ("started" + std::to_string(r)))) usleep(1000);
+  std::set<std::string> inodes;  // of the segments the ranks mapped
+  for (int r = 0; r < n; ++r) {
+    const auto started = dir_ / ("started" + std::to_string(r));
+    while (!std::filesystem::exists(started)) usleep(1000);
+    usleep(1000);  // the inode is written right after the file is created
+    std::ifstream in(started);
+    std::string inode;
+    if (in >> inode) inodes.insert(inode);
+  }
+  EXPECT_EQ(inodes.empty(), !GetParam().shared_memory || std::min(GetParam().hosts, n) == n);
   EXPECT_EQ(AbstractSocketsOfCollectives(), 0) << "the leader's socket outlived the setup";
   for (pid_t pid : pids) kill(pid, SIGKILL);
   for (pid_t pid : pids) EXPECT_EQ(ExitCode(pid), 128 + SIGKILL);
@@ -279,15 +305,11 @@ TEST_P(TcpTest, KillingEveryRankLeavesNoSharedSegmentBehind) {
     EXPECT_TRUE(dev_shm_before.count(e.path().string()) || e.path().string().find("shoal") == std::string::npos)
         << "left behind: " << e.path();
   EXPECT_FALSE(MapsSharedSegment());
-  // No process of this test binary (the ranks were its forks) maps a segment.
+  // No process at all maps the segments the ranks had.
   std::error_code ec;
-  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  for (const auto& proc : std::filesystem::directory_iterator("/proc", ec)) {
-    if (std::filesystem::read_symlink(proc.path() / "exe", ec) != self) continue;
-    std::ifstream maps(proc.path() / "maps");
-    for (std::string line; std::getline(maps, line);)
-      EXPECT_EQ(line.find("memfd:shoal-collective"), std::string::npos) << proc.path() << " still maps: " << line;
-  }
+  for (const auto& proc : std::filesystem::directory_iterator("/proc", ec))
+    for (const auto& line : SegmentMappings(proc.path().filename().string()))
+      EXPECT_EQ(inodes.count(InodeOf(line)), 0u) << proc.path() << " still maps: " << line;
 }
 
 INSTANTIATE_TEST_SUITE_P(Layouts, TcpTest,
