@@ -19,10 +19,13 @@ Communicator::~Communicator() { Close(); }
 void Communicator::Close() { transport_->Close(); }
 
 Status Communicator::Run(const char* name, size_t bytes, const std::function<Status()>& body) {
-  const std::string what = std::string(name) + " of " + std::to_string(bytes) + " bytes on rank " +
-                           std::to_string(rank()) + "/" + std::to_string(size());
+  // Built only for an error: small operations take a few microseconds in all.
+  auto what = [&] {
+    return std::string(name) + " of " + std::to_string(bytes) + " bytes on rank " + std::to_string(rank()) + "/" +
+           std::to_string(size());
+  };
   if (!broken_.ok())
-    return FailedPrecondition(what + " refused: the communicator is broken (" + broken_.message() +
+    return FailedPrecondition(what() + " refused: the communicator is broken (" + broken_.message() +
                               "); rebuild it for the next attempt");
   deadline_ = Clock::now() + options_.timeout;
   Status s = body();
@@ -30,7 +33,7 @@ Status Communicator::Run(const char* name, size_t bytes, const std::function<Sta
   if (s.ok()) return s;
   if (s.code() == StatusCode::kTimeout)
     s = Timeout(s.message() + " (timeout " + std::to_string(options_.timeout.count()) + " ms)");
-  broken_ = s.WithContext(what);
+  broken_ = s.WithContext(what());
   transport_->Abort("rank " + std::to_string(rank()) + " failed " + name + ": " + s.message());
   return broken_;
 }
