@@ -4,6 +4,10 @@
 // UI `shoal server` installs) on the fake backend, in this process; the client is one
 // keep-alive HTTP connection, like a browser tab.
 //
+// It first times the server's start with that history (open it, recover the unfinished
+// jobs, listen, answer once); the aims (docs/benchmarks.md): under 2 s, and the first page,
+// a deep page and a substring search under 50 ms at p99 with 1,000,000 jobs.
+//
 // The hostile scenario then holds 1,000 connections that only connect, 200 that send
 // their headers a byte at a time and 200 long polls on a running job open (loopback,
 // bounded in count and time) and measures the first page again; aim: p99 under 50 ms.
@@ -79,18 +83,25 @@ int Main(int argc, char** argv) {
     if (!std::strcmp(argv[i], "--polls")) hostile.long_polls = std::atoi(argv[i + 1]);
   }
   std::string path = "/tmp/shoal-api-bench-" + std::to_string(getpid()) + ".db";
-  unlink(path.c_str());
+  for (const char* suffix : {"", "-wal", "-shm"}) unlink((path + suffix).c_str());
+  {
+    auto store = JobStore::Open(path);
+    if (!store.ok()) return 1;
+    auto fill_start = std::chrono::steady_clock::now();
+    if (Status s = FillHistory(**store, jobs); !s.ok()) {
+      std::fprintf(stderr, "api_bench: %s\n", s.message().c_str());
+      return 1;
+    }
+    std::chrono::duration<double> fill = std::chrono::steady_clock::now() - fill_start;
+    std::printf("history: %d jobs written in %.1f s\n", jobs, fill.count());
+  }
+
+  // The server's start with that history, as `shoal server` does it: open the history,
+  // recover its unfinished jobs, listen; until the first answer to GET /api/v1/health.
+  auto start = std::chrono::steady_clock::now();
   auto store = JobStore::Open(path);
   auto series = SeriesStore::Open(path);
   if (!store.ok() || !series.ok()) return 1;
-  auto fill_start = std::chrono::steady_clock::now();
-  if (Status s = FillHistory(**store, jobs); !s.ok()) {
-    std::fprintf(stderr, "api_bench: %s\n", s.message().c_str());
-    return 1;
-  }
-  std::chrono::duration<double> fill = std::chrono::steady_clock::now() - fill_start;
-  std::printf("history: %d jobs written in %.1f s\n", jobs, fill.count());
-
   FakeBackend backend{ClusterCapacity{{4, 8LL << 30, 0}, {4, 8LL << 30, 0}}};
   JobManager manager(**store, **series, backend, SystemClock::Instance(), "http://127.0.0.1:1", "/tmp");
   if (!manager.Start().ok()) return 1;
@@ -105,6 +116,16 @@ int Main(int argc, char** argv) {
   InstallWebUi(http, EmbeddedWebAssets());
   int port = BindServer(http, "127.0.0.1", 0).value();
   std::thread server = ServeInBackground(http);
+  {
+    httplib::Client first("127.0.0.1", port);
+    auto reply = first.Get("/api/v1/health");
+    if (!reply || reply->status != 200) {
+      std::fprintf(stderr, "api_bench: the server did not answer after its start\n");
+      return 1;
+    }
+  }
+  std::chrono::duration<double, std::milli> started = std::chrono::steady_clock::now() - start;
+  std::printf("server start with the history (open, recover, listen, first answer): %.1f ms\n", started.count());
 
   httplib::Client client("127.0.0.1", port);
   client.set_keep_alive(true);
@@ -137,18 +158,31 @@ int Main(int argc, char** argv) {
       {"GET /api/v1/jobs?limit=50&offset=50000 (deep page)", get("/api/v1/jobs?limit=50&offset=50000")},
       {"GET /api/v1/jobs?state=FAILED&limit=50", get("/api/v1/jobs?state=FAILED&limit=50")},
       {"GET /api/v1/jobs?user=user7&limit=50", get("/api/v1/jobs?user=user7&limit=50")},
+      {"GET /api/v1/jobs?state=FAILED&user=user7&limit=50", get("/api/v1/jobs?state=FAILED&user=user7&limit=50")},
       {"GET /api/v1/jobs?name=train-99&limit=50 (substring)", get("/api/v1/jobs?name=train-99&limit=50")},
+      {"GET /api/v1/jobs?name=train&limit=50 (substring of every job)", get("/api/v1/jobs?name=train&limit=50")},
+      {"GET /api/v1/jobs?name=train-99&limit=50&offset=5000 (substring, deep page)",
+       get("/api/v1/jobs?name=train-99&limit=50&offset=5000")},
       {"GET / (the page)", get("/")},
       {"jobs page, cold load (page + all files + list)", page_load},
   };
   std::printf("%d requests each, one keep-alive connection\n\n", requests);
-  std::printf("| request | p50 ms | p99 ms | p50 / trivial |\n|---|---:|---:|---:|\n");
-  double base = 0;
+  std::printf("| request | p50 ms | p99 ms | p50 / trivial | p99 / trivial |\n|---|---:|---:|---:|---:|\n");
+  Stats base{0, 0};
+  double worst_list_p99 = 0;  // of the first page, the deep page and the substring search
   for (const Row& row : rows) {
     Stats s = Measure(requests, row.request);
-    if (base == 0) base = s.p50_ms;
-    std::printf("| %s | %.3f | %.3f | %.1fx |\n", row.what, s.p50_ms, s.p99_ms, s.p50_ms / base);
+    if (base.p50_ms == 0) base = s;
+    std::printf("| %s | %.3f | %.3f | %.1fx | %.1fx |\n", row.what, s.p50_ms, s.p99_ms, s.p50_ms / base.p50_ms,
+                s.p99_ms / base.p99_ms);
+    if (std::strstr(row.what, "(first page)") || std::strstr(row.what, "(deep page)") || std::strstr(row.what, "(substring)")) {
+      worst_list_p99 = std::max(worst_list_p99, s.p99_ms);
+    }
   }
+  std::printf("\naim with %d jobs: first page, deep page and substring search under 50 ms at p99: %s (worst %.1f ms); "
+              "start under 2 s: %s (%.0f ms)\n",
+              jobs, worst_list_p99 < 50 ? "met" : "NOT met", worst_list_p99, started.count() < 2000 ? "met" : "NOT met",
+              started.count());
 
   // A running job for the long polls to wait on, then the hostile clients.
   JobSpec running;
@@ -193,9 +227,7 @@ int Main(int argc, char** argv) {
   http.stop();
   server.join();
   manager.Stop();
-  unlink(path.c_str());
-  unlink((path + "-wal").c_str());
-  unlink((path + "-shm").c_str());
+  for (const char* suffix : {"", "-wal", "-shm"}) unlink((path + suffix).c_str());
   return 0;
 }
 

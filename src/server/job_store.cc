@@ -3,6 +3,7 @@
 #include <sqlite3.h>
 
 #include "common/log.h"
+#include "server/job_store_schema.h"
 #include "server/sqlite_statement.h"
 
 namespace shoal {
@@ -24,13 +25,7 @@ Result<JobRecord> FromDetail(int64_t seq, const std::string& text) {
 Result<std::unique_ptr<JobStore>> JobStore::Open(const std::string& path) {
   ASSIGN_OR_RETURN(sqlite3* db, OpenDatabase(path, "the job history"));
   std::unique_ptr<JobStore> store(new JobStore(db, path));
-  RETURN_IF_ERROR(store->Exec(
-      "CREATE TABLE IF NOT EXISTS jobs ("
-      " seq INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL, user TEXT NOT NULL,"
-      " framework TEXT NOT NULL, state TEXT NOT NULL, created_ms INTEGER NOT NULL,"
-      " summary TEXT NOT NULL, detail TEXT NOT NULL);"
-      "CREATE INDEX IF NOT EXISTS jobs_by_state ON jobs(state, seq);"
-      "CREATE INDEX IF NOT EXISTS jobs_by_user ON jobs(user, seq);"));
+  RETURN_IF_ERROR(EnsureJobStoreSchema(db, "job history '" + path + "'"));
   return store;
 }
 
@@ -59,7 +54,7 @@ Status JobStore::InsertAll(std::vector<JobRecord>& jobs) {
 
 Result<std::map<std::string, int64_t>> JobStore::CountByState() {
   std::lock_guard lock(mutex_);
-  Statement select(db_, "SELECT state, COUNT(*) FROM jobs GROUP BY state");
+  Statement select(db_, "SELECT value, n FROM job_counts WHERE kind='state' AND n > 0");
   if (!select.ok()) return Error("prepare count by state");
   std::map<std::string, int64_t> counts;
   while (select.Step() == SQLITE_ROW) counts[select.Text(0)] = select.Int(1);
@@ -124,12 +119,16 @@ Result<std::optional<JobRecord>> JobStore::Load(int64_t seq) {
   return std::optional<JobRecord>(std::move(job));
 }
 
+// The page's rows are found in a narrow index (a few bytes a job), then only its own
+// rows (summary and detail, about 2 KB each) are read. A name is searched for among the
+// distinct names in job_counts (the same instr() as on each row: case-sensitive, `%` and
+// `_` plain characters); the jobs of those names are then found as PageIndexLocked says.
 Result<std::pair<std::vector<protocol::JobSummary>, int64_t>> JobStore::List(const JobFilter& filter) {
   std::lock_guard lock(mutex_);
   std::string where = " WHERE 1=1";
   if (filter.state) where += " AND state=?";
   if (filter.user) where += " AND user=?";
-  if (filter.name) where += " AND instr(name, ?) > 0";
+  if (filter.name) where += " AND name IN (SELECT value FROM job_counts WHERE kind='name' AND n > 0 AND instr(value, ?) > 0)";
   auto bind = [&](Statement& s) {
     int i = 1;
     if (filter.state) s.Bind(i++, *filter.state);
@@ -137,22 +136,54 @@ Result<std::pair<std::vector<protocol::JobSummary>, int64_t>> JobStore::List(con
     if (filter.name) s.Bind(i++, *filter.name);
     return i;
   };
-  Statement count(db_, "SELECT COUNT(*) FROM jobs" + where);
-  if (!count.ok()) return Error("prepare count");
-  bind(count);
-  int64_t total = count.Step() == SQLITE_ROW ? count.Int(0) : 0;
-  Statement select(db_, "SELECT summary FROM jobs" + where + " ORDER BY seq DESC LIMIT ? OFFSET ?");
+  ASSIGN_OR_RETURN(int64_t total, CountLocked(filter, where, bind));
+  std::vector<protocol::JobSummary> jobs;
+  if (filter.offset >= total) return std::make_pair(std::move(jobs), total);
+  ASSIGN_OR_RETURN(std::string index, PageIndexLocked(filter, total));
+  Statement select(db_, "SELECT jobs.summary FROM (SELECT seq FROM jobs" + index + where +
+                            " ORDER BY seq DESC LIMIT ? OFFSET ?) AS page CROSS JOIN jobs ON jobs.seq = page.seq"
+                            " ORDER BY page.seq DESC");
   if (!select.ok()) return Error("prepare list");
   int next = bind(select);
   select.Bind(next, static_cast<int64_t>(filter.limit));
   select.Bind(next + 1, static_cast<int64_t>(filter.offset));
-  std::vector<protocol::JobSummary> jobs;
   while (select.Step() == SQLITE_ROW) {
     Json summary = Json::parse(select.Text(0), nullptr, false);
     if (summary.is_discarded()) continue;
     if (auto decoded = protocol::Decode<protocol::JobSummary>(summary); decoded.ok()) jobs.push_back(std::move(decoded).value());
   }
   return std::make_pair(std::move(jobs), total);
+}
+
+// No filter, or one: the sum of job_counts' rows; a combination: the rows, through an index.
+Result<int64_t> JobStore::CountLocked(const JobFilter& filter, const std::string& where,
+                                      const std::function<int(Statement&)>& bind) {
+  int filters = filter.state.has_value() + filter.user.has_value() + filter.name.has_value();
+  std::string sql = "SELECT COUNT(*) FROM jobs" + where;
+  if (filters == 0) sql = "SELECT TOTAL(n) FROM job_counts WHERE kind='state'";
+  if (filters == 1) {
+    sql = std::string("SELECT TOTAL(n) FROM job_counts WHERE kind='") + (filter.state ? "state" : filter.user ? "user" : "name") +
+          (filter.name ? "' AND instr(value, ?) > 0" : "' AND value=?");
+  }
+  Statement count(db_, sql);
+  if (!count.ok()) return Error("prepare count");
+  bind(count);
+  if (count.Step() != SQLITE_ROW) return Error("count");
+  return static_cast<int64_t>(count.Double(0));
+}
+
+// Where the page's seqs are looked for. With only a name: through jobs_by_name, which
+// reads every match (`total`) and sorts them, or down jobs_by_seq, which reads about
+// (offset + limit) * all / total entries until the page is full; whichever reads fewer
+// (the second reads twice the work per entry). Otherwise SQLite's planner chooses.
+Result<std::string> JobStore::PageIndexLocked(const JobFilter& filter, int64_t total) {
+  if (filter.state || filter.user) return std::string();
+  if (!filter.name) return std::string(" INDEXED BY jobs_by_seq");
+  Statement count(db_, "SELECT TOTAL(n) FROM job_counts WHERE kind='state'");
+  if (!count.ok() || count.Step() != SQLITE_ROW) return Error("count");
+  double all = count.Double(0), matches = static_cast<double>(total);
+  double scanned = (static_cast<double>(filter.offset) + filter.limit) * all / matches;
+  return std::string(matches <= 2 * scanned ? " INDEXED BY jobs_by_name" : " INDEXED BY jobs_by_seq");
 }
 
 }  // namespace shoal

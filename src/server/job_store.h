@@ -1,15 +1,19 @@
 // JobStore: the job history in SQLite. It survives server restarts; the server reloads
-// it at start and writes every change through.
+// its unfinished jobs at start (not the others) and writes every change through.
 //
 // Contract:
 //  - Insert assigns the job's seq and id. Update writes the whole record.
-//  - List filters by state, user and a name substring, newest first, with limit/offset,
-//    using the table's indexes (it does not load every job).
+//  - List filters by state, user and a name substring (case-sensitive, as instr()), newest
+//    first, with limit/offset. It does not load every job: totals come from per-state,
+//    per-user and per-name counts, pages from narrow indexes (job_store_schema.h); with
+//    1,000,000 jobs a page takes a few ms. A name search reads every distinct name (its
+//    cost grows with how many names differ, not with how many jobs there are).
 //  - Errors name the database file.
 //  - Time series (samples, metric points) live in SeriesStore's tables, not here.
 // Thread-safety: one connection guarded by an internal mutex; safe from any thread.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -23,6 +27,8 @@
 struct sqlite3;
 
 namespace shoal {
+
+class Statement;
 
 struct JobFilter {
   std::optional<std::string> state;
@@ -51,6 +57,10 @@ class JobStore {
  private:
   JobStore(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
   Status InsertLocked(JobRecord& job);  // REQUIRES mutex_
+  // How many jobs match; `where` and `bind` are List's. REQUIRES mutex_
+  Result<int64_t> CountLocked(const JobFilter& filter, const std::string& where, const std::function<int(Statement&)>& bind);
+  // " INDEXED BY ..." for the query of List's page, or "". REQUIRES mutex_
+  Result<std::string> PageIndexLocked(const JobFilter& filter, int64_t total);
   Status Exec(const std::string& sql);
   Status Error(const std::string& what);
 
