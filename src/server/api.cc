@@ -16,6 +16,7 @@
 #include "server/log_files.h"
 #include "server/metrics_page.h"
 #include "server/stack_capture.h"
+#include "server/task_page.h"
 #include "protocol/api_messages.h"
 #include "protocol/attempt_messages.h"
 #include "spec/spec_document.h"
@@ -194,7 +195,15 @@ void InstallApi(httplib::Server& http, ApiContext ctx) {
     std::string id = std::string(req.matches[1]);
     ASSIGN_OR_RETURN(int wait_version, IntParam(req, "wait_version", 0, 0, 1 << 30));
     ASSIGN_OR_RETURN(int wait_ms, IntParam(req, "wait_ms", 0, 0, 60'000));
-    ASSIGN_OR_RETURN(Json detail, jobs.Get(id, wait_version, wait_ms));
+    std::optional<TaskPageQuery> page;  // one page of the latest attempt's tasks (server/task_page.h)
+    if (req.has_param("task_limit")) {
+      page.emplace();
+      ASSIGN_OR_RETURN(page->limit, IntParam(req, "task_limit", 100, 1, 1000));
+      ASSIGN_OR_RETURN(page->offset, Int64Param(req, "task_offset", 0, 0, INT64_MAX));
+      page->role = req.get_param_value("task_role");
+      ASSIGN_OR_RETURN(page->states, ParseTaskStates(req.get_param_value("task_state")));
+    }
+    ASSIGN_OR_RETURN(Json detail, jobs.Get(id, wait_version, wait_ms, page ? &*page : nullptr));
     RETURN_IF_ERROR(CheckJobAccess(caller(req), JobAction::kRead, id, detail.value("user", "")));
     if (detail.contains("spec")) detail["spec"] = MaskSecretValues(std::move(detail["spec"]));
     return detail;

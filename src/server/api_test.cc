@@ -146,6 +146,30 @@ TEST_P(ApiTest, ListsJobsByStateInAnyCase) {
   }
 }
 
+TEST_P(ApiTest, PagesTheLatestAttemptsTasksWhenAskedAndOtherwiseShowsThemAll) {
+  std::string id = RunningJob();
+  Json tasks = Json::array();
+  for (int i = 0; i < 5; ++i) tasks.push_back({{"role", "worker"}, {"index", i}, {"state", i == 3 ? "FAILED" : "RUNNING"}});
+  ASSERT_TRUE(ReportJson(*manager_, id, 1, Json{{"tasks", tasks}}).ok());
+  const std::string job = "/api/v1/jobs/" + id;
+  Json whole = Json::parse(Send("GET", job)->body);
+  EXPECT_EQ(whole["attempts"][0]["tasks"].size(), 5u);
+  EXPECT_FALSE(whole.contains("task_page")) << "without task_limit the detail is as it always was";
+
+  auto reply = Send("GET", job + "?task_limit=2&task_offset=2&task_role=worker&task_state=running");
+  ASSERT_EQ(reply->status, 200) << reply->body;
+  Json paged = Json::parse(reply->body);
+  ASSERT_EQ(paged["attempts"][0]["tasks"].size(), 2u);
+  EXPECT_EQ(paged["attempts"][0]["tasks"][1]["index"], 4);
+  EXPECT_EQ(paged["task_page"], (Json{{"offset", 2}, {"limit", 2}, {"matched", 4}, {"total", 5}}));
+  EXPECT_EQ(paged["task_summary"][0]["states"][1], (Json{{"state", "FAILED"}, {"count", 1}}));
+
+  auto bad = Send("GET", job + "?task_limit=2&task_state=BROKEN");
+  EXPECT_EQ(bad->status, 400);
+  EXPECT_NE(ErrorMessage(bad).find("task_state 'BROKEN' is not a task state"), std::string::npos) << bad->body;
+  EXPECT_EQ(Send("GET", job + "?task_limit=x")->status, 400);
+}
+
 TEST_P(ApiTest, ServesTheApplicationMastersLogAsRoleAm) {
   std::string id = RunningJob();
   std::string dir = manager_->Get(id, 0, 0).value()["attempts"][0]["dir"];

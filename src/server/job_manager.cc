@@ -377,7 +377,15 @@ Json JobManager::KillLive(const std::string& id) {
   return protocol::Encode(job->Summary());
 }
 
-Result<Json> JobManager::Get(const std::string& id, int64_t wait_version, int wait_ms) {
+Result<Json> JobManager::Get(const std::string& id, int64_t wait_version, int wait_ms, const TaskPageQuery* tasks) {
+  // A page of a big job's tasks is cut before encoding: only its tasks become JSON.
+  auto encode = [tasks](protocol::JobDetail detail) {
+    if (!tasks) return protocol::Encode(detail);
+    Json added = PageTasks(detail, *tasks);
+    Json encoded = protocol::Encode(detail);
+    encoded.update(added);
+    return encoded;
+  };
   std::unique_lock lock(mutex_);
   JobRecord* job = FindLive(id);
   if (!job) {
@@ -386,7 +394,7 @@ Result<Json> JobManager::Get(const std::string& id, int64_t wait_version, int wa
     if (seq <= 0) return NotFound("'" + id + "' is not a job id; job ids look like job-12");
     ASSIGN_OR_RETURN(auto stored, store_.Load(seq));
     if (!stored) return NotFound("no job '" + id + "'; `shoal list` shows the jobs");
-    return protocol::Encode(stored->Detail());
+    return encode(stored->Detail());
   }
   if (wait_version > 0) {
     std::string key = job->id;
@@ -399,7 +407,8 @@ Result<Json> JobManager::Get(const std::string& id, int64_t wait_version, int wa
   }
   protocol::JobDetail detail = job->Detail();
   if (TaskLimitsNote limits = backend_.TaskLimits(); !limits.enforced) detail.limits_not_enforced = limits.detail;
-  return protocol::Encode(detail);
+  lock.unlock();  // the copy is the job's state; encoding it needs no lock
+  return encode(std::move(detail));
 }
 
 bool JobManager::HasNewerThan(const std::string& id, int64_t version) {

@@ -49,6 +49,7 @@
 #include "server/histogram.h"
 #include "server/job_store.h"
 #include "server/series_store.h"
+#include "server/task_page.h"
 #include "protocol/attempt_messages.h"
 
 namespace shoal {
@@ -86,7 +87,8 @@ class JobManager {
   Result<std::string> Submit(JobSpec spec);
   Result<Json> Kill(const std::string& id);
   // The job's detail; with wait_version > 0, waits up to wait_ms for a newer version.
-  Result<Json> Get(const std::string& id, int64_t wait_version, int wait_ms);
+  // With `tasks`, only that page of the latest attempt's tasks (server/task_page.h).
+  Result<Json> Get(const std::string& id, int64_t wait_version, int wait_ms, const TaskPageQuery* tasks = nullptr);
   // Whether a Get() waiting on `version` would return now: the job has a newer version,
   // is not live (ended and stored, or unknown), or the manager is stopping. Quick: the
   // server's connection gate asks it for each parked long poll after each change.

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { ARTIFACTS, ShoalServer, launchBrowser, waitFor } from './harness.mjs';
+import { ARTIFACTS, ShoalServer, launchBrowser, processesWithEnv, waitFor } from './harness.mjs';
 
 const XSS_LOG = '<script>window.__xss=1</script>';
 const XSS_IMG = '<img src=x onerror="window.__xss=1">';
@@ -312,3 +312,156 @@ test('the jobs page shows the queues and why a queued job waits; its page says s
   assert.equal(await page.locator('#wait-reason').isHidden(), true, 'a job that ran waits no more');
   assert.deepEqual(pageErrors, [], 'no script error on the page');
 });
+
+// The application master of a job's latest attempt: the process of this server's home
+// whose command line is `shoal am ... --job ID ...`.
+function amPid(id) {
+  for (const pid of processesWithEnv(`SHOAL_HOME=${server.home}`)) {
+    let argv;
+    try { argv = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0'); } catch { continue; }
+    if (argv[1] === 'am' && argv[argv.indexOf('--job') + 1] === id) return pid;
+  }
+  return null;
+}
+
+// A running job of 10,000 tasks, as its AM would report it: one worker failed, one still
+// pending, the others running at `step`% progress.
+const BIG = 10000;
+function bigTasks(step) {
+  const now = Date.now();
+  return Array.from({ length: BIG }, (_, i) => {
+    const state = i === 4321 ? 'FAILED' : i === BIG - 1 ? 'PENDING' : 'RUNNING';
+    return {
+      role: 'worker', index: i, rank: i, state, host: state === 'PENDING' ? '' : '127.0.0.1',
+      container_id: state === 'PENDING' ? '' : `big-worker-${i}`, progress: (step % 100) / 100,
+      started_ms: state === 'PENDING' ? 0 : now - 60000, finished_ms: state === 'FAILED' ? now - 1000 : 0,
+      exit_code: state === 'FAILED' ? 3 : -1, message: state === 'FAILED' ? 'exited with code 3' : '',
+      cpu: 50 + (i % 50), rss: (64 + (i % 64)) << 20, rss_peak: 128 << 20,
+    };
+  });
+}
+
+// The job page of a job with 10,000 tasks. No machine here runs 10,000 processes, so a
+// real one-task job is started, its AM is paused (SIGSTOP: it stays alive, so the server
+// keeps the attempt running, and it reports nothing) and the test reports 10,000 tasks in
+// its place, as the first test reports a metric, once a second (as often as an AM reports
+// so many tasks) while it checks the page: the page's live updates.
+test('a job of 10,000 tasks: its page shows them 100 at a time with counts by role and state, pages, filters and stays quick while updates arrive',
+  { timeout: 120000 }, async () => {
+    const spec = path.join(server.home, 'big.yaml');
+    fs.writeFileSync(spec, 'name: big\nroles:\n  worker: {cpus: 0.1, memory: 32M, command: "sleep 300"}\n');
+    const id = server.cli('submit', spec);
+    const attempt = await waitFor(async () => {
+      const detail = await server.api(`/api/v1/jobs/${id}`);
+      const latest = detail.attempts.at(-1);
+      return detail.state === 'RUNNING' && latest && latest.am_addr && latest.tasks.length === 1 && latest;
+    }, 'the job to run and its AM to report', 30000);
+    const pid = await waitFor(() => amPid(id), 'the AM\'s process');
+    process.kill(pid, 'SIGSTOP');
+    let live = true;
+    let reports = 0;
+    const report = async (step) => {
+      await server.api(`/internal/v1/jobs/${id}/attempts/${attempt.number}/report`, {
+        method: 'POST', body: { state: 'RUNNING', message: '', am_addr: attempt.am_addr, tasks: bigTasks(step) },
+      });
+      reports += 1;
+    };
+    let updates = null;
+    try {
+      await report(1);
+      updates = (async () => {
+        for (let step = 2; live; step++) {
+          await report(step);
+          await new Promise((resolve) => setTimeout(resolve, 1000));  // an AM reports 10,000 tasks once a second
+        }
+      })();
+
+      // What travels: the whole detail against one page of it.
+      const headers = { Authorization: `Bearer ${server.token()}` };
+      const sizeOf = async (q) => {
+        const started = Date.now();
+        const text = await (await fetch(`${server.url}/api/v1/jobs/${id}${q}`, { headers })).text();
+        return `${(text.length / 1024).toFixed(0)} KiB in ${Date.now() - started} ms`;
+      };
+      console.log(`job detail with 10,000 tasks: whole ${await sizeOf('')}; a page of 100 ${await sizeOf('?task_limit=100')}`);
+
+      // The first page, the counts, and how long after the navigation began they showed.
+      const rows = page.locator('#containers tbody tr');
+      const status = page.locator('#tasks-status');
+      await page.goto(`${server.url}/jobs/${id}`);
+      const shownAt = await (await page.waitForFunction(() => document.querySelectorAll('#containers tbody tr[data-task]').length === 100 &&
+        /of 10,000 tasks/.test(document.getElementById('tasks-status').textContent) && performance.now(), null, { polling: 'raf', timeout: 20000 })).jsonValue();
+      console.log(`the first page of 10,000 tasks shown ${shownAt.toFixed(0)} ms after the navigation began`);
+      assert.ok(shownAt < 2000, `the first page took ${shownAt} ms`);
+      assert.equal(await status.textContent(), '1–100 of 10,000 tasks');
+      assert.equal(await rows.first().getAttribute('data-task'), 'worker-0');
+      assert.equal(await rows.last().getAttribute('data-task'), 'worker-99');
+      await waitFor(async () => /worker: 9,998 RUNNING, 1 FAILED, 1 PENDING/.test(await page.locator('#task-summary').textContent()),
+        'the counts by role and state');
+      assert.equal(await page.locator('#log-tabs button').count(), 2, 'one log tab for the task shown and one for the AM');
+      await shot('6-big-job');
+
+      // Next and previous, timed in the page from the click to the new page on screen.
+      const turn = (button, expected) => page.evaluate(([selector, text]) => new Promise((resolve, reject) => {
+        const target = document.getElementById('tasks-status');
+        const started = performance.now();
+        const done = () => { if (target.textContent === text) { observer.disconnect(); resolve(performance.now() - started); } };
+        const observer = new MutationObserver(done);
+        observer.observe(target, { childList: true, characterData: true, subtree: true });
+        setTimeout(() => { observer.disconnect(); reject(new Error(`the pager says '${target.textContent}'`)); }, 10000);
+        document.querySelector(selector).click();
+      }), [button, expected]);
+      const nextMs = await turn('#tasks-next', '101–200 of 10,000 tasks');
+      assert.equal(await rows.first().getAttribute('data-task'), 'worker-100');
+      assert.match(page.url(), /task_offset=100/, 'the page of tasks lives in the URL');
+      const prevMs = await turn('#tasks-prev', '1–100 of 10,000 tasks');
+      assert.ok(await page.locator('#tasks-prev').isDisabled(), 'no page before the first');
+      console.log(`next page shown in ${nextMs.toFixed(0)} ms, previous in ${prevMs.toFixed(0)} ms`);
+      assert.ok(nextMs < 2000 && prevMs < 2000, `paging took ${nextMs} and ${prevMs} ms`);
+
+      // The failed task is one click away; the state filter finds the pending one.
+      await page.locator('#tasks-went-wrong').click();
+      await waitFor(async () => (await status.textContent()) === '1–1 of 1 matching tasks (10,000 in all)', 'the failed, lost or hung tasks');
+      assert.equal(await rows.first().getAttribute('data-task'), 'worker-4321');
+      assert.match(await rows.first().textContent(), /FAILED/);
+      await page.selectOption('select[name=task_state]', 'PENDING');
+      await waitFor(async () => (await status.textContent()) === '1–1 of 1 matching tasks (10,000 in all)' &&
+        (await rows.first().getAttribute('data-task')) === 'worker-9999', 'the pending task');
+      await page.locator('#task-summary button[data-state="RUNNING"]').click();
+      await waitFor(async () => (await status.textContent()) === '1–100 of 9,998 matching tasks (10,000 in all)', 'the running tasks');
+
+      // The filter and the page survive a reload; the last page is short.
+      await page.goto(`${server.url}/jobs/${id}?task_state=RUNNING&task_offset=9900`);
+      await waitFor(async () => (await status.textContent()) === '9,901–9,998 of 9,998 matching tasks (10,000 in all)', 'the last page of running tasks');
+      assert.equal(await rows.count(), 98);
+      assert.ok(await page.locator('#tasks-next').isDisabled(), 'no page after the last');
+
+      // Live updates keep coming (progress moves on the page) while the page stays
+      // responsive: the longest gap between 10 ms timers in the page over 3 s.
+      const progressNow = async () => page.locator('#job-header .progress-text').textContent();
+      const before = await progressNow();
+      const reportsBefore = reports;
+      const gap = await page.evaluate(() => new Promise((resolve) => {
+        let last = performance.now();
+        let longest = 0;
+        const end = last + 3000;
+        const tick = () => {
+          const now = performance.now();
+          longest = Math.max(longest, now - last);
+          last = now;
+          if (now < end) setTimeout(tick, 10); else resolve(longest);
+        };
+        setTimeout(tick, 10);
+      }));
+      await waitFor(async () => (await progressNow()) !== before, 'a live update on the page', 10000);
+      console.log(`over 3 s with ${reports - reportsBefore} reports of 10,000 tasks arriving, the page's longest stall was ${gap.toFixed(0)} ms`);
+      assert.ok(gap < 1000, `the page stalled for ${gap} ms`);
+      assert.equal(await rows.count(), 98, 'the page still shows its own tasks');
+      assert.deepEqual(pageErrors, [], 'no script error on the page');
+    } finally {
+      live = false;
+      await updates;
+      process.kill(pid, 'SIGCONT');
+      server.cli('kill', id);
+    }
+  });

@@ -1,17 +1,21 @@
-// The logs of a job's tasks: one tab per task and one for the attempt's application
-// master (role "am"); the chosen log is followed live (GET .../logs with offsets, every
+// The logs of a job's tasks: one tab per task the containers table lists (while it lists
+// at most TAB_LIMIT; past that, a tab for the task shown, chosen with the table's log
+// buttons) and one for the attempt's application master (role "am"); the chosen log is
+// followed live (GET .../logs with offsets, every
 // second, one fetch at a time), can be downloaded whole (.../logs/raw) and searched on the
 // server (.../logs/search). Log text is only ever set as text.
 import { api, download } from './api.js';
 import { el, replace } from './dom.js';
 
 const KEEP_CHARS = 2 << 20;  // the page keeps the last 2 MiB of a followed log
+const TAB_LIMIT = 16;
 
 export class LogView {
   constructor(jobId) {
     this.jobId = jobId;
     this.attempt = 0;
-    this.tasks = [];
+    this.tasks = [];  // the tasks with a tab: those the table lists, when few
+    this.tabKeys = '';
     this.current = null;  // {role, index}
     this.offset = 0;
     this.pending = Promise.resolve();  // the fetch in flight; the next one waits for it
@@ -32,17 +36,34 @@ export class LogView {
     return `/api/v1/jobs/${encodeURIComponent(this.jobId)}/${path}?${q}`;
   }
 
+  // The tasks the containers table lists now (one page of the attempt's). The log shown
+  // stays while the user pages through the table; a new attempt shows its first task.
   setTasks(attempt, tasks) {
-    const key = (t) => `${t.role}-${t.index}`;
-    const changed = attempt !== this.attempt || tasks.map(key).join() !== this.tasks.map(key).join();
-    this.tasks = tasks.map((t) => ({ role: t.role, index: t.index }));
-    if (!changed) return;
+    const listed = tasks.length <= TAB_LIMIT ? tasks.map((t) => ({ role: t.role, index: t.index })) : [];
+    const newAttempt = attempt !== this.attempt;
     this.attempt = attempt;
-    const am = attempt ? [{ role: 'am', index: 0, label: 'application master' }] : [];
-    replace(this.tabs, [...this.tasks, ...am].map((t) => el('button', {
-      type: 'button', role: 'tab', 'data-task': key(t), onclick: () => this.show(t.role, t.index),
-    }, t.label || `${t.role}[${t.index}]`)));
-    if (this.tasks.length) this.show(this.tasks[0].role, this.tasks[0].index);
+    this.tasks = listed;
+    if ((newAttempt || !this.current) && tasks.length) {
+      this.show(tasks[0].role, tasks[0].index);
+    } else {
+      this.renderTabs();
+    }
+  }
+
+  renderTabs() {
+    const key = (t) => `${t.role}-${t.index}`;
+    const tabs = [...this.tasks];
+    const current = this.current;
+    if (current && current.role !== 'am' && !tabs.some((t) => key(t) === key(current))) tabs.push(current);
+    if (this.attempt) tabs.push({ role: 'am', index: 0, label: 'application master' });
+    const keys = tabs.map(key).join();
+    if (keys !== this.tabKeys) {
+      this.tabKeys = keys;
+      replace(this.tabs, tabs.map((t) => el('button', {
+        type: 'button', role: 'tab', 'data-task': key(t), onclick: () => this.show(t.role, t.index),
+      }, t.label || `${t.role}[${t.index}]`)));
+    }
+    for (const tab of this.tabs.children) tab.setAttribute('aria-selected', Boolean(current) && tab.dataset.task === key(current));
   }
 
   show(role, index) {
@@ -50,7 +71,7 @@ export class LogView {
     this.offset = 0;
     this.text.textContent = '';
     replace(this.results);
-    for (const tab of this.tabs.children) tab.setAttribute('aria-selected', tab.dataset.task === `${role}-${index}`);
+    this.renderTabs();
     this.poll();
   }
 
