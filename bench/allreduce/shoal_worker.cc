@@ -24,7 +24,8 @@
 using namespace shoal::collective;
 
 namespace {
-// Tuning knobs for experiments: SHOAL_BENCH_CHUNK, _DEPTH, _SOCKBUF, _SPIN_US, and
+// Tuning knobs for experiments: SHOAL_BENCH_CHUNK, _DEPTH, _SOCKBUF, _SPIN_US, _SMALL
+// (Options::small_allreduce_bytes), and
 // SHOAL_BENCH_RING=1 (the flat ring instead of the hierarchical allreduce).
 long EnvOr(const char* name, long fallback) {
   const char* v = std::getenv(name);
@@ -85,6 +86,8 @@ int main(int argc, char** argv) {
     options.timeout = std::chrono::milliseconds(120000);
     options.chunk_bytes = static_cast<size_t>(EnvOr("SHOAL_BENCH_CHUNK", static_cast<long>(options.chunk_bytes)));
     options.pipeline_depth = static_cast<int>(EnvOr("SHOAL_BENCH_DEPTH", options.pipeline_depth));
+    options.small_allreduce_bytes =
+        static_cast<size_t>(EnvOr("SHOAL_BENCH_SMALL", static_cast<long>(options.small_allreduce_bytes)));
     auto comm = Communicator::Create(device, store, rank, args.ranks, options);
     if (!comm.ok()) {
       std::fprintf(stderr, "rank %d: %s\n", rank, comm.status().ToString().c_str());
