@@ -248,6 +248,10 @@ TEST_P(ApiTest, ServesThePageWithAStrictPolicy) {
   EXPECT_EQ(Send("GET", "/static/missing.js", "", false)->status, 404);
   httplib::Client client("127.0.0.1", port_);
   EXPECT_EQ(client.Get("/static/app.js", {{"If-None-Match", "\"a1\""}})->status, 304);
+  // A browser's Accept-Encoding gets gzip, never the library's slowest-quality brotli.
+  auto compressed = client.Get("/", {{"Accept-Encoding", "gzip, deflate, br"}});
+  ASSERT_TRUE(compressed);
+  EXPECT_EQ(compressed->get_header_value("Content-Encoding"), "gzip");
 }
 
 TEST_P(ApiTest, StateChangesAlwaysNeedATokenAndReadsBeyondLoopback) {
