@@ -105,12 +105,14 @@ int Main(int argc, char** argv) {
   FakeBackend backend{ClusterCapacity{{4, 8LL << 30, 0}, {4, 8LL << 30, 0}}};
   JobManager manager(**store, **series, backend, SystemClock::Instance(), "http://127.0.0.1:1", "/tmp");
   if (!manager.Start().ok()) return 1;
+  // The hooks' and the API's state must outlive the server (server/server_hooks.h): its
+  // destructor lets the workers finish the requests they hold, and those use both.
+  ServerAuth auth = ServerAuth::WithToken("bench-token-0123456789abcdef0123456789ab", /*loopback=*/true);
+  RequestMetrics metrics;
   // As `shoal server` composes it: the gate, its parked long polls, 16 workers.
   GatedHttpServer http(16, FitToOpenFileLimit(GateLimits{}));
   http.set_parking_rule(ParkJobWaits(manager));
   manager.set_change_listener([&http] { http.WakeParked(); });
-  ServerAuth auth = ServerAuth::WithToken("bench-token-0123456789abcdef0123456789ab", /*loopback=*/true);
-  RequestMetrics metrics;
   InstallServerHooks(http, auth, metrics, "/tmp/token");
   InstallApi(http, ApiContext{manager, auth, metrics, "fake", [] {}});
   InstallWebUi(http, EmbeddedWebAssets());
