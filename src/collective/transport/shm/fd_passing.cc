@@ -32,21 +32,29 @@ Result<std::string> RandomName() {
   return name;
 }
 
-Status SendFd(int sock, int fd) {
+// One byte of data carrying room for one descriptor (SCM_RIGHTS).
+struct FdMessage {
+  FdMessage() {
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof(control);
+  }
+  FdMessage(const FdMessage&) = delete;
   char byte = 'F';
   iovec iov{&byte, 1};
   alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
   msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof(control);
-  cmsghdr* c = CMSG_FIRSTHDR(&msg);
+};
+
+Status SendFd(int sock, int fd) {
+  FdMessage m;
+  cmsghdr* c = CMSG_FIRSTHDR(&m.msg);
   c->cmsg_level = SOL_SOCKET;
   c->cmsg_type = SCM_RIGHTS;
   c->cmsg_len = CMSG_LEN(sizeof(int));
   std::memcpy(CMSG_DATA(c), &fd, sizeof(int));
-  while (sendmsg(sock, &msg, MSG_NOSIGNAL) < 0)
+  while (sendmsg(sock, &m.msg, MSG_NOSIGNAL) < 0)
     if (errno != EINTR) return Unavailable("sending the shared segment: " + tcp::ErrnoText(errno));
   return Status::Ok();
 }
@@ -91,18 +99,11 @@ Result<tcp::Fd> ReceiveFd(const std::string& name, uint32_t tag, Deadline deadli
   }
   RETURN_IF_ERROR(tcp::WriteFully(sock.get(), &tag, sizeof(tag), deadline));
   RETURN_IF_ERROR(tcp::PollOne(sock.get(), POLLIN, deadline, "receiving the shared segment"));
-  char byte;
-  iovec iov{&byte, 1};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof(control);
+  FdMessage m;
   ssize_t n;
-  while ((n = recvmsg(sock.get(), &msg, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR) {
+  while ((n = recvmsg(sock.get(), &m.msg, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR) {
   }
-  cmsghdr* c = n > 0 ? CMSG_FIRSTHDR(&msg) : nullptr;
+  cmsghdr* c = n > 0 ? CMSG_FIRSTHDR(&m.msg) : nullptr;
   if (!c || c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
     return Unavailable("the local leader closed without handing over the shared segment");
   int fd;

@@ -12,26 +12,30 @@ uint64_t ShmLink::PostRecv(void* data, size_t bytes) {
   return ++recvs_posted_;
 }
 
+namespace {
+
+// Moves the queued transfers through `move` (a channel's Write or Read) until the
+// queue is empty or the channel takes or gives nothing more; true if a byte moved.
+template <typename MoveFn>
+bool Drain(TransferQueue& transfers, MoveFn move) {
+  bool moved = false;
+  while (!transfers.queue.empty()) {
+    Transfer& t = transfers.queue.front();
+    const size_t n = t.left ? move(t.ptr, t.left) : 0;
+    t.ptr += n;
+    t.left -= n;
+    moved |= n > 0;
+    if (t.left > 0) break;  // the channel is full (send) or empty (receive)
+    transfers.CompleteFront();
+  }
+  return moved;
+}
+
+}  // namespace
+
 void ShmLink::Progress(bool* progressed, bool* wake_peer) {
-  bool wrote = false, read = false;
-  while (!send_.queue.empty()) {
-    Transfer& t = send_.queue.front();
-    const size_t n = t.left ? out_.Write(t.ptr, t.left) : 0;
-    t.ptr += n;
-    t.left -= n;
-    wrote |= n > 0;
-    if (t.left > 0) break;  // the channel is full
-    send_.CompleteFront();
-  }
-  while (!recv_.queue.empty()) {
-    Transfer& t = recv_.queue.front();
-    const size_t n = t.left ? in_.Read(t.ptr, t.left) : 0;
-    t.ptr += n;
-    t.left -= n;
-    read |= n > 0;
-    if (t.left > 0) break;  // nothing more has arrived
-    recv_.CompleteFront();
-  }
+  const bool wrote = Drain(send_, [&](char* p, size_t n) { return out_.Write(p, n); });
+  const bool read = Drain(recv_, [&](char* p, size_t n) { return in_.Read(p, n); });
   *progressed |= wrote || read;
   if ((wrote && out_.TakeReaderAsleep()) || (read && in_.TakeWriterAsleep())) *wake_peer = true;
 }
