@@ -136,8 +136,10 @@ class Server {
   std::unique_ptr<JobStore> store_;
   std::unique_ptr<SeriesStore> series_;
   RequestMetrics metrics_;
-  GatedHttpServer http_;
+  // Made once the server's port is known; declared before the server, which its
+  // parked polls and its workers' handlers use until the server is destroyed.
   std::unique_ptr<JobManager> jobs_;
+  GatedHttpServer http_;
   std::string url_;
   std::thread listener_;
 };
