@@ -42,9 +42,6 @@ class Channel {
   // `header` is followed by no particular memory; `data` holds `capacity` bytes.
   Channel(ChannelHeader* header, char* data, size_t capacity) : h_(header), data_(data), capacity_(capacity) {}
 
-  bool valid() const { return h_ != nullptr; }
-  size_t capacity() const { return capacity_; }
-
   size_t Write(const char* src, size_t bytes);
   size_t Read(char* dst, size_t bytes);
 

@@ -96,9 +96,7 @@ int Segment::LocalIndex(int rank) const {
   return static_cast<int>(std::find(local_ranks_.begin(), local_ranks_.end(), rank) - local_ranks_.begin());
 }
 
-bool Segment::Has(int rank) const {
-  return std::find(local_ranks_.begin(), local_ranks_.end(), rank) != local_ranks_.end();
-}
+bool Segment::Has(int rank) const { return LocalIndex(rank) < static_cast<int>(local_ranks_.size()); }
 
 Channel Segment::ChannelFrom(int from_rank, int to_rank) const {
   const int l = static_cast<int>(local_ranks_.size());

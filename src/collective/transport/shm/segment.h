@@ -45,7 +45,6 @@ class Segment {
   Channel ChannelFrom(int from_rank, int to_rank) const;
   // Whether `rank` is one of the local ranks.
   bool Has(int rank) const;
-  size_t bytes() const { return bytes_; }
   int local_ranks() const { return static_cast<int>(local_ranks_.size()); }
 
   // The capacity of each channel for `local` ranks on a host.

@@ -39,7 +39,6 @@ class Pair {
   bool SendDone(uint64_t seq) const { return shm_ ? shm_->SendDone(seq) : Done(&Socket::send, seq); }
   bool RecvDone(uint64_t seq) const { return shm_ ? shm_->RecvDone(seq) : Done(&Socket::recv, seq); }
   bool idle() const;
-  bool shared_memory() const { return shm_ != nullptr; }
 
   // Non-blocking I/O on every data socket (or the shared-memory link) with queued work.
   Status Progress(bool* progressed);
