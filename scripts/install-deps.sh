@@ -28,6 +28,9 @@ packages=(
   # data management: S3 replies (tinyxml2), and a single-node Ceph with its RADOS Gateway
   # for the S3 tests and benchmarks (scripts/ceph-up.sh)
   libtinyxml2-dev ceph-mon ceph-osd radosgw uuid-runtime curl
+  # `image:` tasks (OCI containers through runc, root filesystems from podman's storage) and
+  # their test images (scripts/build-test-images.sh); as root, so no uidmap
+  podman runc mmdebstrap
 )
 # node and npm build the web UI's dependencies (web/package.json); a node that is already
 # on PATH (e.g. from NodeSource, whose nodejs carries npm) is used as it is.

@@ -1,7 +1,7 @@
 // bench/launch: how long Shoal takes to start and finish a job of N tasks running
 // /bin/true, against starting the same N processes from a shell script, in one run.
 //
-//   build/bench/launch/bench_launch [--shoal build/shoal] [--repeats 10]
+//   build/bench/launch/bench_launch [--shoal build/shoal] [--repeats 10] [--image NAME]
 //
 // It starts a private Shoal server, submits jobs through the REST API, and reads:
 //   submit->running:   from the submit call until the last task's program started
@@ -11,11 +11,19 @@
 // medians and the ratio shoal / shell, and what confining each task in a cgroup costs:
 // the same jobs on a second server started with `--task-limits off`, in turns, and the
 // difference of the medians per task.
+//
+// With --image (an image in podman's storage with /bin/true, e.g. one that
+// scripts/build-test-images.sh builds), a second table: the same jobs with `image:`
+// against the same N containers started directly with runc on bundles over the same root
+// (what Shoal's agents run), and `podman run --network host` for scale, in turns. The
+// aim's ratio is what the image adds to a Shoal job per task over what runc itself takes
+// per container.
 #include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <cstdio>
 #include <string>
 #include <thread>
@@ -26,6 +34,8 @@
 #include "common/files.h"
 #include "common/http_client.h"
 #include "common/process.h"
+#include "isolation/image_store.h"
+#include "isolation/oci_bundle.h"
 
 namespace shoal {
 namespace {
@@ -38,13 +48,122 @@ double ShellMillis(int n) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 }
 
+double Since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
+
+// N containers of `true` started at once with runc, each on a bundle of its own over
+// `rootfs`, until all have exited and been removed: what Shoal's agents do.
+Result<double> RuncMillis(int n, const std::string& rootfs, const std::string& scratch) {
+  auto& launcher = RealProcessLauncher::Instance();
+  std::vector<RuncPaths> containers;
+  for (int i = 0; i < n; ++i) {
+    std::string dir = scratch + "/" + std::to_string(i);
+    RETURN_IF_ERROR(MakeDirectories(dir));
+    OciBundleSpec bundle{.rootfs = rootfs, .args = {"/bin/true"}, .env = {{"PATH", "/usr/bin:/bin"}}, .cwd = "/",
+                         .host_uid = getuid(), .host_gid = getgid()};
+    RETURN_IF_ERROR(WriteFileAtomic(dir + "/config.json", OciConfig(bundle).dump()));
+    containers.push_back({.state_root = scratch + "/state", .log = scratch + "/runc.log", .bundle = dir,
+                          .id = "bench-" + std::to_string(i), .pid_file = dir + "/pid"});
+  }
+  auto start = std::chrono::steady_clock::now();
+  std::vector<pid_t> pids;
+  for (const RuncPaths& c : containers) {
+    ASSIGN_OR_RETURN(pid_t pid, launcher.Spawn({.argv = RuncRunArgv(c), .env = CurrentEnvironment()}));
+    pids.push_back(pid);
+  }
+  for (pid_t pid : pids) {
+    if (ExitInfo exit = launcher.Wait(pid); !exit.success()) return Internal("runc run: " + exit.Describe());
+  }
+  for (const RuncPaths& c : containers) {
+    ASSIGN_OR_RETURN(CapturedOutput removed, RunAndCapture(launcher, RuncDeleteArgv(c), 30'000));
+    if (!removed.exit.success()) return Internal("runc delete: " + removed.text);
+  }
+  return Since(start);
+}
+
+// N `podman run --rm --network host IMAGE true` at once.
+Result<double> PodmanMillis(int n, const std::string& image) {
+  auto& launcher = RealProcessLauncher::Instance();
+  auto start = std::chrono::steady_clock::now();
+  std::vector<pid_t> pids;
+  for (int i = 0; i < n; ++i) {
+    ASSIGN_OR_RETURN(pid_t pid, launcher.Spawn({.argv = {"podman", "run", "--rm", "--network", "host", image, "/bin/true"},
+                                                .env = CurrentEnvironment()}));
+    pids.push_back(pid);
+  }
+  bool failed = false;
+  for (pid_t pid : pids) failed = !launcher.Wait(pid).success() || failed;
+  if (failed) return Internal("podman run failed");
+  return Since(start);
+}
+
+// The images table: Shoal with and without `image:` (both confined), runc and podman alone.
+int ImageTable(BenchServer& confined, const std::string& image, int repeats) {
+  std::string scratch = "/tmp/shoal-bench-launch-images-" + std::to_string(getpid());
+  ImageStore store({.cache_dir = scratch + "/cache"}, RealProcessLauncher::Instance());
+  JobSpec resolved;
+  resolved.image = ImageSpec{image, "", ""};
+  if (Status s = store.Resolve(resolved); !s.ok()) {
+    std::fprintf(stderr, "bench_launch: --image: %s\n", s.message().c_str());
+    return 2;
+  }
+  std::printf("\nIn image %s, median of %d runs\n\n", image.c_str(), repeats);
+  std::printf("%6s %22s %22s %18s %14s %16s | %16s\n", "tasks", "image: succeeded ms", "no image: succeeded ms",
+              "image ms/task", "runc ms", "runc ms/task", "podman run ms");
+  int code = 0;
+  for (int n : {1, 4, 16}) {
+    std::vector<double> with, without, runc, podman;
+    Json job{{"name", "bench-image-" + std::to_string(n)},
+             {"roles", {{"worker", {{"instances", n}, {"cpus", 1}, {"memory", "64M"}, {"command", "/bin/true"}}}}}};
+    Json in_image = job;
+    in_image["image"] = image;
+    for (int r = 0; r < repeats && code == 0; ++r) {
+      auto a = RunBenchJob(confined.client(), in_image);
+      auto b = RunBenchJob(confined.client(), job);
+      auto c = RuncMillis(n, resolved.image->rootfs, scratch + "/runc-" + std::to_string(n) + "-" + std::to_string(r));
+      auto d = PodmanMillis(n, image);
+      for (const Status& s : {a.status(), b.status(), c.status()}) {
+        if (!s.ok() && code == 0) {
+          std::fprintf(stderr, "bench_launch: %s\n", s.message().c_str());
+          code = 1;
+        }
+      }
+      if (code != 0) break;
+      with.push_back(a->succeeded_ms);
+      without.push_back(b->succeeded_ms);
+      runc.push_back(*c);
+      if (d.ok()) podman.push_back(*d);
+    }
+    if (code != 0) break;
+    double added = (Median(with) - Median(without)) / n;
+    std::printf("%6d %22.1f %22.1f %18.2f %14.1f %16.2f | %16s   image adds %.2fx runc's own time per task\n", n,
+                Median(with), Median(without), added, Median(runc), Median(runc) / n,
+                podman.empty() ? "failed" : std::to_string(static_cast<int>(Median(podman))).c_str(),
+                added / std::max(Median(runc) / n, 0.001));
+  }
+  std::error_code ignored;
+  std::filesystem::remove_all(scratch, ignored);
+  return code;
+}
+
 int Main(int argc, char** argv) {
   std::string shoal = "build/shoal";
+  std::string image;
   int repeats = 10;
-  for (int i = 1; i + 1 < argc; i += 2) {
+  for (int i = 1; i < argc; i += 2) {
     std::string flag = argv[i];
+    if (flag == "--help" || flag == "-h" || i + 1 >= argc) {
+      std::printf("usage: bench_launch [--shoal build/shoal] [--repeats 10] [--image NAME]\n");
+      return flag == "--help" || flag == "-h" ? 0 : 2;
+    }
     if (flag == "--shoal") shoal = argv[i + 1];
     else if (flag == "--repeats") repeats = std::max(1, std::atoi(argv[i + 1]));
+    else if (flag == "--image") image = argv[i + 1];
+    else {
+      std::fprintf(stderr, "bench_launch: unknown flag %s; see --help\n", flag.c_str());
+      return 2;
+    }
   }
   // The same jobs on two servers, one confining each task in a cgroup (where this host
   // allows it) and one not, taking turns so that both see the same machine.
@@ -93,6 +212,7 @@ int Main(int argc, char** argv) {
     std::printf("%6d %20.1f %22.1f %14.1f %17.1fx | %16.1f %16.1f %16.2f\n", n, Median(running), Median(succeeded), base,
                 Median(succeeded) / base, Median(plain_running), Median(plain), (Median(succeeded) - Median(plain)) / n);
   }
+  if (code == 0 && !image.empty()) code = ImageTable(*confined, image, repeats);
   if (code != 0) {
     confined->keep_state();
     unlimited->keep_state();

@@ -13,10 +13,12 @@
 // never signalled.
 //
 // Contract:
-//  - StartAgentGuard(launcher, groups, env) starts the guard in a process group of its
-//    own, ignoring SIGTERM, SIGINT and SIGHUP (a cluster's signal to the whole step must
-//    not end it before the agent); `env` is its environment (the task's markers, so leak
-//    checks see it).
+//  - StartAgentGuard(launcher, groups, env, pid_files) starts the guard in a process group
+//    of its own, ignoring SIGTERM, SIGINT and SIGHUP (a cluster's signal to the whole step
+//    must not end it before the agent); `env` is its environment (the task's markers, so
+//    leak checks see it). Each of `pid_files` that holds a pid when the agent dies names
+//    one more process and group to kill: a container's first process, which its runtime
+//    starts in a session of its own (isolation/oci_bundle.h).
 //  - StopAgentGuard kills and reaps it and closes the pipe; safe on a guard never started.
 // Thread-safety: call from the thread that supervises the programs.
 #pragma once
@@ -38,7 +40,8 @@ struct AgentGuard {
 };
 
 Result<AgentGuard> StartAgentGuard(ProcessLauncher& launcher, const std::vector<pid_t>& groups,
-                                   const std::map<std::string, std::string>& env);
+                                   const std::map<std::string, std::string>& env,
+                                   const std::vector<std::string>& pid_files = {});
 void StopAgentGuard(ProcessLauncher& launcher, AgentGuard& guard);
 
 }  // namespace shoal

@@ -6,8 +6,10 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <mutex>
 #include <thread>
 
@@ -36,21 +38,19 @@ namespace {
 
 using namespace protocol;
 
-// The GPU numbers in CUDA_VISIBLE_DEVICES ("0,2"); names that are not numbers are skipped.
-std::vector<int> VisibleGpus() {
+// The GPU numbers in a CUDA_VISIBLE_DEVICES value ("0,2"); names that are not numbers are skipped.
+std::vector<int> GpuNumbers(const std::string& visible) {
   std::vector<int> gpus;
-  const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
   std::string item;
-  for (const char* c = visible ? visible : "";; ++c) {
-    if (*c == ',' || *c == '\0') {
-      if (!item.empty() && item.size() < 6 && item.find_first_not_of("0123456789") == std::string::npos) {
-        gpus.push_back(std::stoi(item));
-      }
-      item.clear();
-      if (*c == '\0') break;
-    } else {
-      item += *c;
+  for (char c : visible + ",") {
+    if (c != ',') {
+      item += c;
+      continue;
     }
+    if (!item.empty() && item.size() < 6 && item.find_first_not_of("0123456789") == std::string::npos) {
+      gpus.push_back(std::stoi(item));
+    }
+    item.clear();
   }
   return gpus;
 }
@@ -99,7 +99,7 @@ int ContainerAgent::Run() {
     return 0;
   }
   RegisterRequest registration{Task(), options_.host, ports.ports(), std::nullopt, static_cast<int>(getpid())};
-  if (options_.gpus_from_env) registration.gpus = VisibleGpus();
+  if (options_.gpus_from_env) registration.gpus = GpuNumbers(std::getenv("CUDA_VISIBLE_DEVICES") ? std::getenv("CUDA_VISIBLE_DEVICES") : "");
   int64_t give_up = clock_.NowMillis() + options_.register_timeout_ms;
   Backoff backoff(clock_, 50, 2'000);
   while (true) {
@@ -144,6 +144,7 @@ int ContainerAgent::Run() {
   }
   preemption_file_ = options_.task_dir + "/.shoal-preempted";
   preemption_grace_ms_ = plan.preemption_grace_ms;
+  image_ = plan.image;
   env["SHOAL_PREEMPTION_FILE"] = preemption_file_;
   if (plan.checkpoint) {
     std::string task = options_.role + "-" + std::to_string(options_.index);
@@ -180,7 +181,7 @@ int ContainerAgent::Run() {
     CgroupUsage usage = ReadUsage(*own);
     if (usage.memory_limit_bytes > 0) {
       confined_ = *own;
-      oom_kills_before_ = usage.oom_kills;
+      oom_kills_before_ = CountOomKills(confined_);
     }
   }
   auto programs = StartPrograms(command, workdir, env, process_envs);
@@ -200,7 +201,9 @@ int ContainerAgent::Run() {
   // Should this agent be killed, its programs (and their children) go with it.
   std::vector<pid_t> groups = programs->pids;
   if (board != 0) groups.push_back(board);
-  if (auto guard = StartAgentGuard(processes_, groups, env); guard.ok()) {
+  std::vector<std::string> container_pid_files;
+  for (const RuncPaths& container : programs->containers) container_pid_files.push_back(container.pid_file);
+  if (auto guard = StartAgentGuard(processes_, groups, env, container_pid_files); guard.ok()) {
     programs->guard = *guard;
   } else {
     LogError("no agent guard: if this agent is killed, its programs may outlive it: " + guard.status().message());
@@ -248,7 +251,18 @@ Result<ContainerAgent::Programs> ContainerAgent::StartPrograms(const std::string
     }
     auto process_env = env;
     for (const auto& [key, value] : process_envs[local]) process_env[key] = value;
-    auto pid = processes_.Spawn({.argv = {"/bin/sh", "-c", ShellCommand(command)},
+    auto argv = ProgramArgv(command, workdir, process_env, local, programs);
+    if (!argv.ok()) {
+      close(out_pipe[0]);
+      close(out_pipe[1]);
+      close(err_pipe[0]);
+      close(err_pipe[1]);
+      for (pid_t started : programs.pids) processes_.SignalGroup(started, SIGKILL);
+      for (pid_t started : programs.pids) processes_.Wait(started);
+      for (const auto& stream : programs.streams) close(stream.fd);
+      return argv.status();
+    }
+    auto pid = processes_.Spawn({.argv = *argv,
                                  .env = process_env,
                                  .cwd = workdir,
                                  .new_process_group = true,
@@ -271,6 +285,46 @@ Result<ContainerAgent::Programs> ContainerAgent::StartPrograms(const std::string
     programs.pids.push_back(*pid);
   }
   return programs;
+}
+
+Result<std::vector<std::string>> ContainerAgent::ProgramArgv(const std::string& command, const std::string& workdir,
+                                                             const std::map<std::string, std::string>& env, size_t local,
+                                                             Programs& programs) {
+  std::vector<std::string> shell = {"/bin/sh", "-c", ShellCommand(command)};
+  if (!image_) return shell;
+  std::string oci = options_.task_dir + "/.shoal-oci";
+  RuncPaths paths{.state_root = oci + "/state",
+                  .log = oci + "/runc.log",
+                  .bundle = oci + "/" + std::to_string(local),
+                  .id = ContainerId(confined_.Dir("memory"), options_.task_dir, local),
+                  .pid_file = oci + "/" + std::to_string(local) + "/pid"};
+  RETURN_IF_ERROR(MakeDirectories(paths.bundle));
+  RETURN_IF_ERROR(MakeDirectories(paths.state_root));
+  OciBundleSpec bundle{.rootfs = image_->rootfs, .args = shell, .env = env, .cwd = workdir,
+                       .host_uid = getuid(), .host_gid = getgid(), .binds = {options_.task_dir}};
+  // The job's folder (its programs, when they are not shipped) is mounted too, unless it is
+  // the task directory or inside it.
+  if (!workdir.empty() && workdir != options_.task_dir && !workdir.starts_with(options_.task_dir + "/") &&
+      std::filesystem::is_directory(workdir)) {
+    bundle.binds.push_back(workdir);
+  }
+  if (bundle.cwd.empty()) bundle.cwd = options_.task_dir;
+  bundle.env["HOME"] = options_.task_dir;
+  auto visible = env.find("CUDA_VISIBLE_DEVICES");
+  bundle.devices = GpuDevices(GpuNumbers(visible == env.end() ? "" : visible->second));
+  RETURN_IF_ERROR(WriteFileAtomic(paths.bundle + "/config.json", OciConfig(bundle).dump(1)));
+  programs.containers.push_back(paths);
+  return RuncRunArgv(paths);
+}
+
+void ContainerAgent::RemoveContainers(const Programs& programs) {
+  for (const RuncPaths& container : programs.containers) {
+    auto removed = RunAndCapture(processes_, RuncDeleteArgv(container), 30'000);
+    if (!removed.ok() || !removed->exit.success()) {
+      LogError("cannot remove container " + container.id + ": " +
+               (removed.ok() ? removed->text : removed.status().message()));
+    }
+  }
 }
 
 pid_t ContainerAgent::StartBoard(const std::string& command, const std::string& workdir,
@@ -443,10 +497,11 @@ int ContainerAgent::Supervise(Programs& programs, int log_fd, int heartbeat_ms, 
   if (!exit.success() && !last_error_line.empty()) message += ": " + last_error_line;
   if (!exit.success() && !confined_.empty()) {
     // The kernel ended a process of the task for its memory: that, not the signal, is why.
-    if (CgroupUsage usage = ReadUsage(confined_); usage.oom_kills > oom_kills_before_) {
+    if (CgroupUsage usage = ReadUsage(confined_); CountOomKills(confined_) > oom_kills_before_) {
       message = OutOfMemoryMessage(options_.role, options_.index, usage.memory_limit_bytes, usage.memory_peak_bytes);
     }
   }
+  RemoveContainers(programs);
   if (checkpoints_) {
     // The checkpoint a preempted program wrote in its grace, or any marked at its end.
     Status last = WhileHeartbeating(heartbeat_ms, [&] { return checkpoints_->Finish(); });

@@ -23,6 +23,9 @@
 //  - Checkpoints (data/checkpoints.h): restored before the program starts; a marked
 //    checkpoint is taken while it runs and once more after it ended; each round's upload
 //    is noted in the task log.
+//  - Image (the plan's `image`): each local process runs in a container of its own, started
+//    with runc on a bundle in <task dir>/.shoal-oci (isolation/oci_bundle.h), with HOME the
+//    task directory; signals reach the program through runc, which passes them on.
 //  - Run() returns the agent's exit code: 0 when it reported the program's end (whatever
 //    that was), 1 when it could not reach the AM.
 // Thread-safety: Run() on one thread; RequestStop() from any thread.
@@ -43,6 +46,7 @@
 #include "data/checkpoints.h"
 #include "data/task_data.h"
 #include "isolation/cgroup_group.h"
+#include "isolation/oci_bundle.h"
 #include "protocol/task_messages.h"
 
 namespace shoal {
@@ -96,7 +100,15 @@ class ContainerAgent {
     std::vector<std::string> secrets;    // values masked in the log (the spec's secrets)
     pid_t board = 0;                     // the board beside them, if any: ended by Run, not an orphan
     AgentGuard guard;                    // ends them all if this agent is killed (agent_guard.h)
+    std::vector<RuncPaths> containers;   // in an image: each process's container (isolation/oci_bundle.h)
   };
+  // The argv that runs one local process: /bin/sh -c, in the plan's image when it has one
+  // (the bundle is written here, and the container added to `programs`).
+  Result<std::vector<std::string>> ProgramArgv(const std::string& command, const std::string& workdir,
+                                               const std::map<std::string, std::string>& env, size_t local,
+                                               Programs& programs);
+  // Removes the stopped containers (after their cgroups told whether the kernel killed one).
+  void RemoveContainers(const Programs& programs);
   Result<Programs> StartPrograms(const std::string& command, const std::string& workdir,
                                  const std::map<std::string, std::string>& env,
                                  const std::vector<protocol::EnvMap>& process_envs);
@@ -126,6 +138,7 @@ class ContainerAgent {
   std::optional<protocol::PreemptNotice> preempt_;  // the AM's notice, once one came
   std::string preemption_file_;
   int64_t preemption_grace_ms_ = 30'000;  // the job's, from the plan
+  std::optional<ImageSpec> image_;         // the plan's: the programs run in it
   // The task's own cgroup, when it runs confined in one with a memory limit (a local
   // task's, a Slurm step's with task/cgroup): what it samples, and how it tells an OOM kill.
   CgroupGroup confined_;

@@ -191,6 +191,32 @@ void RemoveGroup(const CgroupGroup& group) {
   }
 }
 
+int RemoveGroupsNamed(const std::vector<std::string>& dirs, const std::string& prefix) {
+  if (prefix.empty()) return 0;
+  CgroupGroup strays{1, {}};
+  for (const std::string& dir : dirs) {
+    DIR* d = opendir(dir.c_str());
+    if (!d) continue;
+    while (dirent* entry = readdir(d)) {
+      std::string name = entry->d_name;
+      if (entry->d_type == DT_DIR && name.starts_with(prefix)) strays.dirs[dir + "/" + name] = dir + "/" + name;
+    }
+    closedir(d);
+  }
+  RemoveGroup(strays);
+  return static_cast<int>(strays.dirs.size());
+}
+
+int64_t CountOomKills(const CgroupGroup& group) {
+  const std::string memory = group.Dir("memory");
+  if (group.version == 2) return ReadKey(memory + "/memory.events", "oom_kill");
+  // v1 counts a kill only in the victim's own group, not its parents' (v2's memory.events
+  // is hierarchical): a container's runtime makes a child group here.
+  int64_t kills = 0;
+  for (const std::string& dir : Tree(memory)) kills += ReadKey(dir + "/memory.oom_control", "oom_kill");
+  return kills;
+}
+
 CgroupUsage ReadUsage(const CgroupGroup& group) {
   CgroupUsage usage;
   const std::string memory = group.Dir("memory");

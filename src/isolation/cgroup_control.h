@@ -25,9 +25,16 @@
 //    how many processes it signalled (0 when cgroup.kill did the work).
 //  - RemoveGroup removes the group and those below it, deepest first, in every hierarchy;
 //    a directory that is already gone is not an error.
+//  - RemoveGroupsNamed removes, directly below each of `dirs`, the groups whose names start
+//    with `prefix` (and those below them): what container runtimes a task ran as root left
+//    in hierarchies Shoal does not manage (isolation/oci_bundle.h's ContainerId). It
+//    returns how many it found; an empty prefix removes nothing.
 //  - ReadUsage reads what the kernel accounts: memory now and at its peak (v2's
 //    memory.peak needs Linux 5.19; absent, the peak is the use now), the
 //    limit, CPU time, and how many processes the kernel's OOM killer ended in the group.
+//  - CountOomKills counts the OOM kills in the group and every group below it (v1 counts
+//    a kill only in the victim's own group; a container runtime makes one below the
+//    task's). It walks the subtree on v1: for a task's group, not a machine's root.
 // Thread-safety: stateless functions; the kernel serialises concurrent writers.
 #pragma once
 
@@ -53,7 +60,7 @@ struct CgroupUsage {
   int64_t memory_peak_bytes = 0;  // the most it held (v1 max_usage_in_bytes, v2 memory.peak)
   int64_t memory_limit_bytes = 0; // 0: unlimited
   int64_t cpu_usage_ns = 0;       // CPU time of every process in the group, ended ones included
-  int64_t oom_kills = 0;          // processes the kernel's OOM killer ended here
+  int64_t oom_kills = 0;          // processes the kernel's OOM killer ended in the group (v2: or below)
 };
 
 inline constexpr int64_t kCpuPeriodMicros = 100'000;
@@ -67,6 +74,8 @@ std::vector<std::string> ProcsFiles(const CgroupGroup& group);
 std::vector<pid_t> ProcessesIn(const CgroupGroup& group);
 int KillGroup(const CgroupGroup& group, int timeout_ms = 2000);
 void RemoveGroup(const CgroupGroup& group);
+int RemoveGroupsNamed(const std::vector<std::string>& dirs, const std::string& prefix);
 CgroupUsage ReadUsage(const CgroupGroup& group);
+int64_t CountOomKills(const CgroupGroup& group);
 
 }  // namespace shoal

@@ -4,6 +4,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <filesystem>
+
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -121,6 +123,28 @@ TEST_F(FakeV1, UsageIsReadFromTheKernelsAccounting) {
   // Reclaimable page cache is not the task's; v1's huge limit means unlimited.
   ExpectUsage(ReadUsage(Group("t")), {.memory_bytes = 2000000, .memory_peak_bytes = 5000000, .memory_limit_bytes = 0,
                                       .cpu_usage_ns = 123456789, .oom_kills = 2});
+  // v1 counts a kill only where the victim was: a container's group below the task's.
+  Write("/sys/fs/cgroup/memory/t/shoal-s.job-1.1.worker-0.0/memory.oom_control", "oom_kill_disable 0\noom_kill 1\n");
+  EXPECT_EQ(ReadUsage(Group("t")).oom_kills, 2);
+  EXPECT_EQ(CountOomKills(Group("t")), 3);
+}
+
+TEST_F(FakeRoot, GroupsLeftByAnAttemptsContainersAreRemovedByTheirNamesAndNoOthers) {
+  for (const char* dir : {"/cg/devices/shoal-s.job-1.1.worker-0.0", "/cg/devices/shoal-s.job-1.1.ps-0.1/below",
+                          "/cg/blkio/shoal-s.job-1.1.worker-0.0", "/cg/devices/shoal-s.job-1.10.worker-0.0",
+                          "/cg/devices/other"}) {
+    ASSERT_TRUE(MakeDirectories(root_ + dir).ok());
+  }
+  Write("/cg/devices/shoal-s.job-1.1.file", "a file, not a group");
+  EXPECT_EQ(RemoveGroupsNamed({root_ + "/cg/devices", root_ + "/cg/blkio", root_ + "/cg/missing"}, "shoal-s.job-1.1."),
+            3);
+  EXPECT_FALSE(std::filesystem::exists(root_ + "/cg/devices/shoal-s.job-1.1.worker-0.0"));
+  EXPECT_FALSE(std::filesystem::exists(root_ + "/cg/devices/shoal-s.job-1.1.ps-0.1"));
+  EXPECT_FALSE(std::filesystem::exists(root_ + "/cg/blkio/shoal-s.job-1.1.worker-0.0"));
+  EXPECT_TRUE(std::filesystem::exists(root_ + "/cg/devices/shoal-s.job-1.10.worker-0.0")) << "attempt 10 is another";
+  EXPECT_TRUE(std::filesystem::exists(root_ + "/cg/devices/other"));
+  EXPECT_EQ(RemoveGroupsNamed({root_ + "/cg/devices"}, ""), 0) << "an empty prefix names nothing";
+  EXPECT_TRUE(std::filesystem::exists(root_ + "/cg/devices/other"));
 }
 
 TEST_F(FakeV2, UsageIsReadFromTheKernelsAccounting) {
@@ -136,6 +160,7 @@ TEST_F(FakeV2, UsageIsReadFromTheKernelsAccounting) {
   Write("/sys/fs/cgroup/t/memory.max", "8388608\n");
   ExpectUsage(ReadUsage(Group("t")), {.memory_bytes = 4000000, .memory_peak_bytes = 8000000,
                                       .memory_limit_bytes = 8388608, .cpu_usage_ns = 2'500'000, .oom_kills = 1});
+  EXPECT_EQ(CountOomKills(Group("t")), 1) << "v2 counts below the group in its own file";
 }
 
 TEST_F(FakeV2, ProcessesAreListedFromTheGroupAndEveryGroupBelow) {

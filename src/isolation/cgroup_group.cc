@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <functional>
 #include <iterator>
 #include <optional>
 #include <set>
@@ -127,9 +128,16 @@ std::string CgroupGroup::Describe() const {
   return "cgroup v" + std::to_string(version) + " (" + controllers + ") at " + where;
 }
 
-Result<CgroupGroup> FindCgroups(const std::string& mountinfo, const std::string& proc_cgroup, const std::string& root) {
+namespace {
+
+struct Mounts {
   std::vector<Mount> v1;
   std::optional<Mount> unified;
+};
+
+// The cgroup mounts of mountinfo; v1 ones list the controllers `wanted` accepts.
+Mounts ParseMounts(const std::string& mountinfo, const std::function<bool(const std::string&)>& wanted) {
+  Mounts mounts;
   for (const std::string& line : Split(mountinfo, '\n')) {
     std::vector<std::string> fields = Split(line, ' ');
     auto dash = std::find(fields.begin(), fields.end(), "-");
@@ -138,16 +146,21 @@ Result<CgroupGroup> FindCgroups(const std::string& mountinfo, const std::string&
     Mount mount{Unescape(fields[3]), Unescape(fields[4]), {}};
     const std::string& type = *(dash + 1);
     if (type == "cgroup2") {
-      unified = mount;
+      mounts.unified = mount;
     } else if (type == "cgroup") {
       for (const std::string& option : Split(*(dash + 3), ',')) {
-        if (kKnownControllers.count(option)) mount.controllers.push_back(option);
+        if (wanted(option)) mount.controllers.push_back(option);
       }
-      if (!mount.controllers.empty()) v1.push_back(mount);
+      if (!mount.controllers.empty()) mounts.v1.push_back(mount);
     }
   }
-  // Each line of /proc/self/cgroup: hierarchy-id:controllers:path ("0::/path" is the unified one).
-  std::map<std::string, std::string> paths;  // controller (or "" for unified) -> path
+  return mounts;
+}
+
+// Each line of /proc/self/cgroup: hierarchy-id:controllers:path ("0::/path" is the unified
+// one): controller (or "" for unified) -> path.
+std::map<std::string, std::string> ParsePaths(const std::string& proc_cgroup) {
+  std::map<std::string, std::string> paths;
   for (const std::string& line : Split(proc_cgroup, '\n')) {
     size_t first = line.find(':'), second = line.find(':', first + 1);
     if (first == std::string::npos || second == std::string::npos) continue;
@@ -156,6 +169,36 @@ Result<CgroupGroup> FindCgroups(const std::string& mountinfo, const std::string&
     if (controllers.empty()) paths[""] = path;
     for (const std::string& c : Split(controllers, ',')) paths[c] = path;
   }
+  return paths;
+}
+
+}  // namespace
+
+std::vector<std::string> OwnV1Directories(const std::string& mountinfo, const std::string& proc_cgroup,
+                                          const std::string& root) {
+  // Named hierarchies (name=systemd) hold no controller and are left alone.
+  Mounts mounts = ParseMounts(mountinfo, [](const std::string& option) {
+    return !option.empty() && option.find('=') == std::string::npos && option != "rw" && option != "ro" &&
+           std::all_of(option.begin(), option.end(), [](char c) { return std::islower(static_cast<unsigned char>(c)) || c == '_'; });
+  });
+  std::map<std::string, std::string> paths = ParsePaths(proc_cgroup);
+  std::vector<std::string> dirs;
+  for (const Mount& mount : mounts.v1) {
+    for (const std::string& controller : mount.controllers) {
+      if (!paths.count(controller)) continue;
+      std::string dir = DirectoryOf(mount, paths[controller], root);
+      if (!dir.empty() && std::find(dirs.begin(), dirs.end(), dir) == dirs.end()) dirs.push_back(dir);
+      break;  // co-mounted controllers share the directory
+    }
+  }
+  return dirs;
+}
+
+Result<CgroupGroup> FindCgroups(const std::string& mountinfo, const std::string& proc_cgroup, const std::string& root) {
+  Mounts mounts = ParseMounts(mountinfo, [](const std::string& option) { return kKnownControllers.count(option) > 0; });
+  std::vector<Mount>& v1 = mounts.v1;
+  std::optional<Mount>& unified = mounts.unified;
+  std::map<std::string, std::string> paths = ParsePaths(proc_cgroup);
 
   if (unified && paths.count("")) {
     std::string dir = DirectoryOf(*unified, paths[""], root);

@@ -159,6 +159,7 @@ Json Encode(const LaunchPlan& m) {
   if (m.checkpoint) out["checkpoint"] = ToJson(*m.checkpoint);
   if (m.resume_round > 0) out["resume_round"] = m.resume_round;
   out["preemption_grace_ms"] = m.preemption_grace_ms;
+  if (m.image) out["image"] = ToJson(*m.image);
   return out;
 }
 
@@ -195,6 +196,12 @@ Result<LaunchPlan> Decode<LaunchPlan>(const Json& json) {
     }
     m.resume_round = r.Int("resume_round", 0, 0, std::numeric_limits<int>::max());
     m.preemption_grace_ms = r.Int64("preemption_grace_ms", m.preemption_grace_ms, 0, 86'400'000);
+    if (const Json* image = r.Object("image")) {
+      FieldReader i(*image, r.PathOf("image"));
+      m.image = ImageSpec{i.RequiredString("name"), i.String("id"), i.RequiredString("rootfs")};
+      if (i.ok() && !m.image->rootfs.starts_with("/")) i.Fail("rootfs", "must be an absolute path");
+      r.Keep(i.status());
+    }
     if (!r.ok()) return r.status();
     return m;
   });

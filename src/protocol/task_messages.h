@@ -109,6 +109,8 @@ struct LaunchPlan {
   std::optional<CheckpointSpec> checkpoint;
   int resume_round = 0;
   int64_t preemption_grace_ms = 30'000;  // the job's: what a program preempted by the cluster gets
+  // The image the task's programs run in (isolation/oci_bundle.h), resolved by the server.
+  std::optional<ImageSpec> image;
 };
 
 struct ClusterReply {

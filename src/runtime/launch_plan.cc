@@ -14,6 +14,7 @@ protocol::LaunchPlan PlanLaunch(const JobSpec& spec, const FrameworkAdapter& fra
       plan.checkpoint = *checkpoint;
       plan.resume_round = context.resume_round;
     }
+    if (const ImageSpec* image = spec.ImageOf(*role)) plan.image = *image;
   }
   for (const auto& [k, v] : framework.TaskEnvironment(spec, cluster, self)) plan.env[k] = v;
   plan.processes.clear();

@@ -227,6 +227,16 @@ void JobManager::Flush() {
   history_failing_ = true;
 }
 
+Status JobManager::ResolveImages(JobSpec& spec) const {
+  bool named = spec.image || std::any_of(spec.roles.begin(), spec.roles.end(), [](const RoleSpec& r) { return r.image; });
+  if (!named) return Status::Ok();
+  if (!images_) {
+    return InvalidArgument("image: this server runs no task in an image (its cluster has no image support); fix: "
+                           "drop `image:` from the spec");
+  }
+  return images_(spec);
+}
+
 Result<std::string> JobManager::Submit(JobSpec spec) {
   if (!spec.cluster.empty() && spec.cluster != backend_.name()) {
     return InvalidArgument("cluster: this server runs jobs on the " + backend_.name() + " cluster, not on " + spec.cluster +
@@ -242,6 +252,7 @@ Result<std::string> JobManager::Submit(JobSpec spec) {
   }
   RETURN_IF_ERROR(FormatIssues(issues, SourceMap("job spec")));
   RETURN_IF_ERROR(CheckQueue(spec));
+  RETURN_IF_ERROR(ResolveImages(spec));
   JobRecord job;
   job.spec = std::move(spec);
   job.created_ms = clock_.WallMillis();

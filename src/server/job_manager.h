@@ -123,6 +123,10 @@ class JobManager {
   // an error refuses the job, and again as each attempt starts (an error fails it). Without
   // it every job runs as the server. Set before Start().
   void set_accounts(std::function<Result<std::string>(const JobSpec&)> accounts) { accounts_ = std::move(accounts); }
+  // How the images a spec names become root file systems (ImageStore::Resolve): at
+  // submit, after every other check, filling the spec's ImageSpecs; an error refuses the
+  // job. Without it a spec naming an image is refused. Set before Start().
+  void set_images(std::function<Status(JobSpec&)> images) { images_ = std::move(images); }
   // Where attempts' folders are made (<jobs dir>/<job>/attempt-N); default <home>/jobs.
   void set_jobs_dir(std::string dir) { jobs_dir_ = std::move(dir); }
 
@@ -153,6 +157,8 @@ class JobManager {
   // Stops the job's running attempt for another job (the policy's Preemption); the
   // attempt ends PREEMPTED and the job goes back to its queue.
   void StartPreempting(JobRecord& job, const std::string& reason);  // REQUIRES mutex_
+  // Fills the spec's images (images_), or refuses a spec naming one when there is none.
+  Status ResolveImages(JobSpec& spec) const;
   // Names the attempt's account (accounts_) and hands it to the backend; without the lock.
   Result<AttemptHandle> StartAttempt(AttemptLaunch& launch);
   // Refuses a job whose queue does not exist or could never hold it.
@@ -204,6 +210,7 @@ class JobManager {
   Histogram heartbeat_rtt_;                          // thread-safe itself
   std::function<std::string(const std::string&, int)> attempt_tokens_;
   std::function<Result<std::string>(const JobSpec&)> accounts_;
+  std::function<Status(JobSpec&)> images_;
   std::string jobs_dir_;
   std::function<void()> change_listener_;
 };

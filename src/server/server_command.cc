@@ -23,6 +23,7 @@
 #include "common/token_file.h"
 #include "common/paths.h"
 #include "common/units.h"
+#include "isolation/image_store.h"
 #include "isolation/unix_account.h"
 #include "server/api.h"
 #include "server/long_polls.h"
@@ -236,6 +237,10 @@ int ServerCommand(int argc, char** argv) {
   jobs.set_change_listener([&http] { http.WakeParked(); });
   jobs.set_attempt_tokens([&auth](const std::string& job, int attempt) { return auth->AttemptToken(job, attempt); });
   jobs.set_jobs_dir(jobs_dir);
+  // Images: extracted once per image id beside the jobs' folders, where every job's account
+  // may read them (docs/isolation.md, "Images").
+  ImageStore images({.cache_dir = jobs_dir + "/.images"}, RealProcessLauncher::Instance());
+  jobs.set_images([&images](JobSpec& spec) { return images.Resolve(spec); });
   {
     JobAccounts accounts({.server_is_root = as_root,
                           .server_owner = auth->owner(),

@@ -38,6 +38,23 @@ const CheckpointSpec* JobSpec::CheckpointOf(const RoleSpec& role) const {
   return checkpoint ? &*checkpoint : nullptr;
 }
 
+const ImageSpec* JobSpec::ImageOf(const RoleSpec& role) const {
+  if (role.image) return &*role.image;
+  return image ? &*image : nullptr;
+}
+
+ImageSpec* JobSpec::ImageOf(RoleSpec& role) {
+  if (role.image) return &*role.image;
+  return image ? &*image : nullptr;
+}
+
+Json ToJson(const ImageSpec& image) { return {{"name", image.name}, {"id", image.id}, {"rootfs", image.rootfs}}; }
+
+ImageSpec ImageFromJson(const Json& json) {
+  if (json.is_string()) return ImageSpec{json.get<std::string>(), "", ""};  // the spec document's form
+  return ImageSpec{json.value("name", ""), json.value("id", ""), json.value("rootfs", "")};
+}
+
 Json ToJson(const CheckpointSpec& checkpoint) {
   return {{"path", checkpoint.path}, {"uri", checkpoint.uri}, {"keep", checkpoint.keep}};
 }
@@ -66,6 +83,7 @@ Json ToJson(const JobSpec& spec) {
                      {"tolerate_failure", role.tolerate_failure},
                      {"nproc_per_node", role.nproc_per_node}});
     if (role.checkpoint) roles.back()["checkpoint"] = ToJson(*role.checkpoint);
+    if (role.image) roles.back()["image"] = ToJson(*role.image);
   }
   Json inputs = Json::array();
   for (const auto& in : spec.inputs) {
@@ -103,6 +121,7 @@ Json ToJson(const JobSpec& spec) {
                 {"hang_fails", spec.timeouts.hang_fails}}},
               {"preemption_grace_ms", spec.preemption_grace_ms}};
   if (spec.checkpoint) json["checkpoint"] = ToJson(*spec.checkpoint);
+  if (spec.image) json["image"] = ToJson(*spec.image);
   return json;
 }
 
@@ -121,6 +140,7 @@ JobSpec JobSpecFromJson(const Json& json) {
   spec.estimate_ms = json.value("estimate_ms", int64_t{0});
   spec.preemption_grace_ms = json.value("preemption_grace_ms", spec.preemption_grace_ms);
   if (json.contains("checkpoint")) spec.checkpoint = CheckpointFromJson(json["checkpoint"]);
+  if (json.contains("image")) spec.image = ImageFromJson(json["image"]);
   if (json.contains("slurm")) spec.slurm = SlurmSectionFromJson(json["slurm"]);
   if (json.contains("timeouts")) {
     const Json& t = json["timeouts"];
@@ -162,6 +182,7 @@ JobSpec JobSpecFromJson(const Json& json) {
     role.tolerate_failure = r.value("tolerate_failure", false);
     role.nproc_per_node = r.value("nproc_per_node", 1);
     if (r.contains("checkpoint")) role.checkpoint = CheckpointFromJson(r["checkpoint"]);
+    if (r.contains("image")) role.image = ImageFromJson(r["image"]);
     spec.roles.push_back(std::move(role));
   }
   return spec;

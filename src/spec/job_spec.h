@@ -40,6 +40,16 @@ struct CheckpointSpec {
   int keep = 3;
 };
 
+// An OCI image a role's tasks run in (docs/isolation.md, "Images"): `name` as the user
+// wrote it, found in the server's podman storage; `id` and `rootfs` are filled by the
+// server at submit (isolation/image_store.h), so every attempt runs the image as it was
+// then, from its root file system extracted once per image id.
+struct ImageSpec {
+  std::string name;
+  std::string id;
+  std::string rootfs;  // absolute; empty until the server resolved the name
+};
+
 struct RoleSpec {
   std::string name;
   int instances = 1;
@@ -54,6 +64,7 @@ struct RoleSpec {
   // Processes per task, as torchrun's --nproc_per_node: each gets its LOCAL_RANK.
   int nproc_per_node = 1;
   std::optional<CheckpointSpec> checkpoint;  // none: the job's, if it has one
+  std::optional<ImageSpec> image;            // none: the job's, if it has one
 };
 
 struct Timeouts {
@@ -132,6 +143,7 @@ struct JobSpec {
   // and the kill, to write a checkpoint (docs/scheduling.md).
   int64_t preemption_grace_ms = 30'000;
   std::optional<CheckpointSpec> checkpoint;  // every role's that does not set its own
+  std::optional<ImageSpec> image;            // every role's that does not set its own
   Timeouts timeouts;
   SlurmSection slurm;  // the job's own sbatch options (on a Slurm cluster)
   BoardSpec board;
@@ -145,11 +157,17 @@ struct JobSpec {
   const RoleSpec* FindRole(const std::string& name) const;
   // The role's checkpoint, else the job's; null when neither has one.
   const CheckpointSpec* CheckpointOf(const RoleSpec& role) const;
+  // The role's image, else the job's; null when the role's tasks run on the host.
+  const ImageSpec* ImageOf(const RoleSpec& role) const;
+  ImageSpec* ImageOf(RoleSpec& role);
 };
 
 // The same object in the internal JSON and in the spec document: {path, uri, keep}.
 Json ToJson(const CheckpointSpec& checkpoint);
 CheckpointSpec CheckpointFromJson(const Json& json);
+// {name, id, rootfs}; the spec document shows the name alone.
+Json ToJson(const ImageSpec& image);
+ImageSpec ImageFromJson(const Json& json);
 
 Json ToJson(const JobSpec& spec);
 JobSpec JobSpecFromJson(const Json& json);

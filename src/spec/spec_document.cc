@@ -67,6 +67,7 @@ Json RoleDocument(const RoleSpec& role, const std::set<std::string>& secrets) {
   if (role.tolerate_failure) out["tolerate_failure"] = true;
   if (role.nproc_per_node != 1) out["nproc_per_node"] = role.nproc_per_node;
   if (role.checkpoint) out["checkpoint"] = ToJson(*role.checkpoint);
+  if (role.image) out["image"] = role.image->name;
   return out;
 }
 
@@ -83,6 +84,7 @@ RoleSpec RoleFromDocument(const Json& r, std::set<std::string>& secrets) {
   role.tolerate_failure = r.value("tolerate_failure", false);
   role.nproc_per_node = r.value("nproc_per_node", 1);
   if (r.contains("checkpoint")) role.checkpoint = CheckpointFromJson(r["checkpoint"]);
+  if (r.contains("image")) role.image = ImageFromJson(r["image"]);
   return role;
 }
 
@@ -171,6 +173,7 @@ Json SpecDocument(const JobSpec& spec) {
   if (spec.estimate_ms > 0) doc["estimate"] = DurationText(spec.estimate_ms);
   doc["preemption_grace"] = DurationText(spec.preemption_grace_ms);
   if (spec.checkpoint) doc["checkpoint"] = ToJson(*spec.checkpoint);
+  if (spec.image) doc["image"] = spec.image->name;
   if (!spec.slurm.empty()) {
     doc["slurm"] = SlurmSectionJson(spec.slurm);
     if (doc["slurm"].contains("time_ms")) {
@@ -212,6 +215,7 @@ JobSpec JobSpecFromDocument(const Json& document) {
     spec.preemption_grace_ms = ReadUnits(document["preemption_grace"], ParseDuration);
   }
   if (document.contains("checkpoint")) spec.checkpoint = CheckpointFromJson(document["checkpoint"]);
+  if (document.contains("image")) spec.image = ImageFromJson(document["image"]);
   if (document.contains("env")) spec.env = EnvFromDocument(document["env"], spec.secrets);
   if (document.contains("timeouts")) spec.timeouts = TimeoutsFromDocument(document["timeouts"]);
   if (document.contains("slurm")) {

@@ -25,7 +25,8 @@ namespace {
 
 const std::vector<std::string> kJobFields = {"name", "framework", "workdir", "roles", "env", "max_attempts", "timeouts",
                                              "cluster", "board", "files", "archives", "inputs", "outputs", "slurm",
-                                             "queue", "priority", "estimate", "preemption_grace", "checkpoint"};
+                                             "queue", "priority", "estimate", "preemption_grace", "checkpoint",
+                                             "image"};
 const std::vector<std::string> kCheckpointFields = {"path", "uri", "keep"};
 const std::vector<std::string> kInputFields = {"name", "uri", "mode", "path", "epochs", "shuffle", "roles"};
 const std::vector<std::string> kOutputFields = {"name", "path", "uri", "from", "on_failure"};
@@ -33,7 +34,8 @@ const std::vector<std::string> kArchiveFields = {"path", "name", "prepend"};
 const std::vector<std::string> kPrependable = {"PATH", "PYTHONPATH", "LD_LIBRARY_PATH"};
 const std::vector<std::string> kBoardFields = {"command", "role", "index"};
 const std::vector<std::string> kRoleFields = {"instances", "cpus", "memory", "gpus", "command", "env",
-                                              "service", "tolerate_failure", "nproc_per_node", "checkpoint"};
+                                              "service", "tolerate_failure", "nproc_per_node", "checkpoint",
+                                              "image"};
 const std::vector<std::string> kTimeoutFields = {"heartbeat", "register", "job", "hang", "on_hang"};
 const std::vector<std::string> kSlurmFields = {"partition", "account", "qos", "time", "constraint", "reservation", "extra"};
 
@@ -149,6 +151,7 @@ class SpecReader {
     if (auto n = root["inputs"]) ReadInputs(n, spec);
     if (auto n = root["outputs"]) ReadOutputs(n, spec);
     if (auto n = root["checkpoint"]) spec.checkpoint = ReadCheckpoint(n, "checkpoint");
+    if (auto n = root["image"]) spec.image = ReadImage(n, "image");
     CheckCheckpointsApart(spec);
     spec.secrets = secrets_;
     return spec;
@@ -704,6 +707,28 @@ class SpecReader {
     }
   }
 
+  // image: a name in the server's podman storage (docs/isolation.md), for the job or one role.
+  std::optional<ImageSpec> ReadImage(const YAML::Node& node, const std::string& field) {
+    std::string name;
+    if (!ReadString(node, field, &name)) return std::nullopt;
+    const char* example = "e.g. image: localhost/train-env:1 or docker.io/library/debian:bookworm";
+    if (name.empty() || name.size() > 255) {
+      Issue(field, "must be an image name of 1 to 255 characters", example);
+      return std::nullopt;
+    }
+    for (char c : name) {
+      if (!std::isalnum(static_cast<unsigned char>(c)) && std::string_view("._-/:@").find(c) == std::string_view::npos) {
+        Issue(field, "'" + name + "' is not an image name: it may hold letters, digits and . _ - / : @ only", example);
+        return std::nullopt;
+      }
+    }
+    if (!std::isalnum(static_cast<unsigned char>(name.front()))) {
+      Issue(field, "'" + name + "' is not an image name: it must start with a letter or digit", example);
+      return std::nullopt;
+    }
+    return ImageSpec{name, "", ""};
+  }
+
   // checkpoint: {path, uri, keep}, for the job or one role.
   std::optional<CheckpointSpec> ReadCheckpoint(const YAML::Node& node, const std::string& field) {
     if (!node.IsMap()) {
@@ -878,6 +903,7 @@ class SpecReader {
       }
     }
     if (auto n = node["checkpoint"]) role.checkpoint = ReadCheckpoint(n, prefix + ".checkpoint");
+    if (auto n = node["image"]) role.image = ReadImage(n, prefix + ".image");
     return role;
   }
 

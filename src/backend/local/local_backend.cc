@@ -19,6 +19,7 @@
 #include "common/log.h"
 #include "common/paths.h"
 #include "isolation/cgroup_control.h"
+#include "isolation/oci_bundle.h"
 #include "protocol/attempt_messages.h"
 
 namespace shoal {
@@ -179,6 +180,13 @@ void LocalBackend::CleanUpAttempt(const AttemptLaunch& launch) {
               " process(es) left in its cgroup");
     }
     RemoveGroup(attempt);
+    // What the containers' runtime made in the hierarchies Shoal does not manage, where an
+    // agent killed before it removed its containers left it.
+    auto mountinfo = ReadFile("/proc/self/mountinfo");
+    auto own = ReadFile("/proc/self/cgroup");
+    if (mountinfo.ok() && own.ok()) {
+      RemoveGroupsNamed(OwnV1Directories(*mountinfo, *own), ContainerGroupPrefix(attempt.Dir("memory")));
+    }
   }
   KillProcessesWithEnvironment({"SHOAL_JOB_ID=" + launch.job_id, "SHOAL_ATTEMPT=" + std::to_string(launch.attempt),
                                 "SHOAL_ATTEMPT_DIR=" + launch.attempt_dir});

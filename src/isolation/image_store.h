@@ -1,0 +1,56 @@
+// ImageStore: turns the image names of a job's spec into root file systems its tasks can
+// run in (docs/isolation.md, "Images"). Images live in the server's podman storage (users
+// bring them with `podman pull`, `podman load` or `podman import`); each image id is
+// extracted once, at the first submit that names it, into <cache>/<id>/rootfs, which every
+// later job of that image shares read-only.
+//
+// Contract:
+//  - Resolve(spec) fills every ImageSpec of the spec (the job's and the roles') with the
+//    image's id and its root, or refuses with InvalidArgument naming the field, the image
+//    and the fix: an image podman does not have, an image without /bin/sh (Shoal starts
+//    the command with it), no runc on this machine. Nothing is started on refusal.
+//  - An extraction happens in a folder of its own and is renamed into place when whole, so
+//    a crash leaves no half root that a later job would use; concurrent resolves of one
+//    image extract it once.
+//  - The cache folders are 0755: every job's account reads the roots, none may write them.
+//  - The podman and runc programs are options, so tests run fakes.
+// Thread-safety: Resolve may be called from any thread.
+#pragma once
+
+#include <mutex>
+#include <string>
+
+#include "common/process.h"
+#include "common/status.h"
+#include "spec/job_spec.h"
+
+namespace shoal {
+
+struct ImageStoreOptions {
+  std::string cache_dir;  // absolute; the job accounts must be able to pass through its parents
+  std::string podman = "podman";
+  std::string runc = "runc";
+  int timeout_ms = 300'000;  // one podman command, an extraction included
+};
+
+class ImageStore {
+ public:
+  ImageStore(ImageStoreOptions options, ProcessLauncher& processes);
+  Status Resolve(JobSpec& spec);
+  const std::string& cache_dir() const { return options_.cache_dir; }
+
+ private:
+  Result<ImageSpec> ResolveOne(const std::string& field, const std::string& name);
+  Status Extract(const std::string& name, const std::string& id, const std::string& folder);
+
+  ImageStoreOptions options_;
+  ProcessLauncher& processes_;
+  std::mutex mutex_;  // one extraction at a time
+};
+
+// Whether `path` (absolute, as the container sees it) names an executable file inside the
+// root `rootfs`, following symbolic links as the container would: absolute targets are
+// read inside the root, never on the host.
+bool ExecutableInRoot(const std::string& rootfs, const std::string& path);
+
+}  // namespace shoal

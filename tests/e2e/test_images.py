@@ -1,0 +1,149 @@
+"""Tasks in OCI images (docs/isolation.md, "Images"): a job's roles run in different images
+side by side (one with NumPy, one without), each container's root is its image read-only
+with the task's folders mounted, the task's cgroup limits hold inside the container, a
+killed agent leaves no container behind, and a bad image is refused at submit with
+nothing started. The images are built from Debian's packages by
+scripts/build-test-images.sh (cached in podman's storage between runs)."""
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO, cmdline, processes_with_command, wait_for, write_spec
+
+BASE = "localhost/shoal-test-base:1"
+NUMPY = "localhost/shoal-test-numpy:1"
+NO_SHELL = "localhost/shoal-test-nosh:1"
+
+
+@pytest.fixture(scope="module")
+def test_images():
+    if not shutil.which("podman") or not shutil.which("runc"):
+        pytest.fail("podman and runc are needed: scripts/install-deps.sh installs them")
+    subprocess.run(["bash", str(REPO / "scripts" / "build-test-images.sh")], check=True, timeout=1200)
+
+
+@pytest.fixture
+def with_images(shoal, test_images):
+    shoal.start_server()
+    return shoal
+
+
+# What a task tells of the world it runs in.
+PROBE = r'''
+import json, os, sys
+facts = {"uid": os.getuid(), "home": os.environ.get("HOME"), "cwd": os.getcwd()}
+try:
+    import numpy
+    facts["numpy"] = numpy.__version__
+except ImportError:
+    facts["numpy"] = None
+facts["os"] = open("/etc/os-release").read().split("PRETTY_NAME=")[1].split("\n")[0]
+try:
+    open("/usr/shoal-probe", "w")
+    facts["root_writable"] = True
+except OSError:
+    facts["root_writable"] = False
+facts["host_file_visible"] = os.path.exists(sys.argv[1])
+with open(os.path.join(os.environ["SHOAL_TASK_DIR"], "written-inside"), "w") as f:
+    f.write("x")
+print("FACTS " + json.dumps(facts), flush=True)
+'''
+
+
+def facts(shoal, job_id, role):
+    match = re.search(r"^FACTS (.*)$", shoal.logs(job_id, role=role), re.M)
+    assert match, shoal.log_tails()
+    return json.loads(match.group(1))
+
+
+def test_two_roles_run_in_two_images_side_by_side(with_images, tmp_path, tmp_path_factory):
+    (tmp_path / "probe.py").write_text(PROBE)
+    elsewhere = tmp_path_factory.mktemp("host-only") / "secret"
+    elsewhere.write_text("the host's, not the container's")
+    command = f"/usr/bin/python3 probe.py {elsewhere}"
+    spec = write_spec(tmp_path, f"""
+name: two-images
+image: {BASE}
+roles:
+  worker: {{memory: 256M, image: {NUMPY}, command: {command}}}
+  evaluator: {{memory: 256M, command: {command}}}
+""")
+    result, job_id = with_images.run_job(spec, check=0)
+    worker, evaluator = facts(with_images, job_id, "worker"), facts(with_images, job_id, "evaluator")
+    # NumPy where the image has it, and not where it has not: not the host's python either.
+    assert worker["numpy"] and worker["numpy"].startswith("1."), worker
+    assert evaluator["numpy"] is None, evaluator
+    for seen in (worker, evaluator):
+        assert "Debian GNU/Linux 12" in seen["os"], seen
+        assert seen["root_writable"] is False, "the image is read-only"
+        assert seen["host_file_visible"] is False, "the host's files are not in the container"
+        assert seen["cwd"] == str(tmp_path), "the job's folder is mounted at its own path"
+        assert seen["home"].endswith("/worker-0") or seen["home"].endswith("/evaluator-0"), seen
+    # What the program wrote in its task folder belongs to the task's account outside.
+    written = list((with_images.home / "jobs" / job_id).glob("attempt-1/*/written-inside"))
+    assert len(written) == 2, written
+    assert all(p.stat().st_uid == os.getuid() for p in written)
+    # The spec shown by the API names the images; each container was removed after its run.
+    shown = with_images.get_json(f"/api/v1/jobs/{job_id}")["spec"]
+    assert shown["image"] == BASE and shown["roles"][0]["image"] == NUMPY, shown
+    states = list((with_images.home / "jobs" / job_id).glob("attempt-1/*/.shoal-oci/state/*"))
+    assert states == [], states
+
+
+def test_a_task_over_its_memory_in_a_container_is_killed_and_says_so(with_images, tmp_path):
+    limits = with_images.get_json("/api/v1/cluster")["task_limits"]
+    if not limits["enforced"]:
+        pytest.skip("this host gives Shoal no cgroups: " + limits["detail"])
+    spec = write_spec(tmp_path, f"""
+name: greedy
+roles:
+  worker: {{cpus: 0.5, memory: 64M, image: {BASE},
+           command: "/usr/bin/python3 -c 'x = bytearray(b\\"x\\") * (300 << 20); print(len(x))'"}}
+""")
+    result, job_id = with_images.run_job(spec, check=1)
+    status = with_images.status(job_id)
+    sentence = re.compile(r"worker\[0\] used more than its 64M of memory \(peak [0-9.]+M\) and was killed by the "
+                          r"kernel; raise roles\.worker\.memory")
+    assert sentence.search(status["message"]), status["message"] + with_images.log_tails()
+
+
+def test_a_killed_agent_leaves_no_container_behind(with_images, tmp_path):
+    spec = write_spec(tmp_path, f"""
+name: abandoned
+roles:
+  worker: {{memory: 128M, image: {BASE}, command: "sleep 3019"}}
+""")
+    job_id = with_images.submit(spec)
+    wait_for(lambda: processes_with_command("sleep 3019"), 60, what="the program in its container")
+    agent = wait_for(lambda: [p for p in with_images.job_processes(job_id) if cmdline(p)[1:2] == [b"container"]], 10,
+                     what="the container agent")
+    os.kill(agent[0], signal.SIGKILL)
+    status = with_images.wait_state(job_id, ("FAILED", "KILLED", "SUCCEEDED"), 60)
+    assert status["state"] == "FAILED", status
+    wait_for(lambda: not processes_with_command("sleep 3019"), 15, what="the container's program to end")
+    runtimes = [p for p in os.listdir("/proc") if p.isdigit() and cmdline(int(p))[:1] == [b"runc"]]
+    assert not runtimes, [cmdline(int(p)) for p in runtimes]
+
+
+@pytest.mark.parametrize("image,words", [
+    ("localhost/shoal-no-such-image:7", ["image 'localhost/shoal-no-such-image:7' is not in this server's podman storage",
+                                         "podman load"]),
+    (NO_SHELL, [f"image '{NO_SHELL}' has no /bin/sh"]),
+    ("bad image name", ["is not an image name"]),
+])
+def test_a_bad_image_is_refused_at_submit_and_nothing_starts(with_images, tmp_path, image, words):
+    spec = write_spec(tmp_path, f"""
+name: refused
+roles:
+  worker: {{image: "{image}", command: "true"}}
+""")
+    result = with_images.run("submit", str(spec), check=2)
+    for word in words:
+        assert word in result.stderr, result.stderr
+    assert with_images.get_json("/api/v1/jobs")["jobs"] == [], "nothing was queued"
