@@ -303,9 +303,9 @@ Result<std::vector<std::string>> ContainerAgent::ProgramArgv(const std::string& 
   OciBundleSpec bundle{.rootfs = image_->rootfs, .args = shell, .env = env, .cwd = workdir,
                        .host_uid = getuid(), .host_gid = getgid(), .binds = {options_.task_dir}};
   // The job's folder (its programs, when they are not shipped) is mounted too, unless it is
-  // the task directory or inside it.
-  if (!workdir.empty() && workdir != options_.task_dir && !workdir.starts_with(options_.task_dir + "/") &&
-      std::filesystem::is_directory(workdir)) {
+  // the task directory or inside it, or the host's root, which would hide the image.
+  if (!workdir.empty() && workdir != "/" && workdir != options_.task_dir &&
+      !workdir.starts_with(options_.task_dir + "/") && std::filesystem::is_directory(workdir)) {
     bundle.binds.push_back(workdir);
   }
   if (bundle.cwd.empty()) bundle.cwd = options_.task_dir;

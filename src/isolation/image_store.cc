@@ -81,12 +81,16 @@ Status ImageStore::Resolve(JobSpec& spec) {
   if (!spec.image && std::none_of(spec.roles.begin(), spec.roles.end(), [](const RoleSpec& r) { return r.image; })) {
     return Status::Ok();
   }
-  // runc runs the containers; without it no task of this job could start.
-  auto runc = RunAndCapture(processes_, {options_.runc, "--version"}, 10'000);
-  if (!runc.ok() || !runc->exit.success()) {
-    return InvalidArgument("image: running tasks in images needs runc on this machine (" +
-                           (runc.ok() ? FirstLine(runc->text) : runc.status().message()) +
-                           "); fix: install it (`apt-get install runc`), or drop `image:` to run on the host");
+  std::lock_guard lock(mutex_);
+  if (!runc_found_) {
+    // runc runs the containers; without it no task of this job could start.
+    auto runc = RunAndCapture(processes_, {options_.runc, "--version"}, 10'000);
+    if (!runc.ok() || !runc->exit.success()) {
+      return InvalidArgument("image: running tasks in images needs runc on this machine (" +
+                             (runc.ok() ? FirstLine(runc->text) : runc.status().message()) +
+                             "); fix: install it (`apt-get install runc`), or drop `image:` to run on the host");
+    }
+    runc_found_ = true;
   }
   auto resolve = [&](std::optional<ImageSpec>& image, const std::string& field) -> Status {
     if (!image) return Status::Ok();
@@ -99,7 +103,25 @@ Status ImageStore::Resolve(JobSpec& spec) {
   return Status::Ok();
 }
 
-Result<ImageSpec> ImageStore::ResolveOne(const std::string& field, const std::string& name) {
+std::optional<std::pair<int64_t, int64_t>> ImageStore::StorageStamp() {
+  if (!images_file_) {
+    auto info = RunAndCapture(processes_,
+                              {options_.podman, "info", "--format", "{{.Store.GraphRoot}}/{{.Store.GraphDriverName}}"},
+                              options_.timeout_ms);
+    std::string where = info.ok() && info->exit.success() ? FirstLine(info->text) : "";
+    images_file_ = where.starts_with("/") ? where + "-images/images.json" : "";
+  }
+  struct stat st {};
+  if (images_file_->empty() || stat(images_file_->c_str(), &st) != 0) return std::nullopt;
+  return std::make_pair(static_cast<int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec,
+                        static_cast<int64_t>(st.st_size));
+}
+
+Result<std::string> ImageStore::LookUp(const std::string& field, const std::string& name) {
+  auto stamp = StorageStamp();  // before the look-up: a change during it makes the next one look again
+  if (auto known = known_.find(name); stamp && known != known_.end() && known->second.stamp == *stamp) {
+    return known->second.id;
+  }
   auto inspected = RunAndCapture(processes_, {options_.podman, "image", "inspect", "--format", "{{.Id}}", name},
                                  options_.timeout_ms);
   if (!inspected.ok()) {
@@ -111,11 +133,14 @@ Result<ImageSpec> ImageStore::ResolveOne(const std::string& field, const std::st
     return InvalidArgument(field + ": image '" + name + "' is not in this server's podman storage (podman: " + id +
                            "); fix: " + kBringImages);
   }
+  if (stamp) known_[name] = KnownId{id, *stamp};
+  return id;
+}
+
+Result<ImageSpec> ImageStore::ResolveOne(const std::string& field, const std::string& name) {
+  ASSIGN_OR_RETURN(std::string id, LookUp(field, name));
   std::string folder = options_.cache_dir + "/" + id;
-  {
-    std::lock_guard lock(mutex_);
-    if (access((folder + "/rootfs").c_str(), F_OK) != 0) RETURN_IF_ERROR(Extract(name, id, folder));
-  }
+  if (access((folder + "/rootfs").c_str(), F_OK) != 0) RETURN_IF_ERROR(Extract(name, id, folder));
   std::string rootfs = folder + "/rootfs";
   if (!ExecutableInRoot(rootfs, "/bin/sh")) {
     return InvalidArgument(field + ": image '" + name + "' has no /bin/sh, which Shoal starts each task's command "

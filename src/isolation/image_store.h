@@ -13,11 +13,17 @@
 //    a crash leaves no half root that a later job would use; concurrent resolves of one
 //    image extract it once.
 //  - The cache folders are 0755: every job's account reads the roots, none may write them.
+//  - A name is looked up with `podman image inspect` (about 0.1 s) only when podman's
+//    storage changed since it was last looked up: podman rewrites one file whenever an
+//    image is added, removed or tagged, and while its modification time and size stay,
+//    a name resolves to the same id. runc is looked for once, until it is found.
 //  - The podman and runc programs are options, so tests run fakes.
 // Thread-safety: Resolve may be called from any thread.
 #pragma once
 
+#include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "common/process.h"
@@ -41,11 +47,21 @@ class ImageStore {
 
  private:
   Result<ImageSpec> ResolveOne(const std::string& field, const std::string& name);
+  Result<std::string> LookUp(const std::string& field, const std::string& name);
   Status Extract(const std::string& name, const std::string& id, const std::string& folder);
+  // The modification time and size of podman's image list, when it can be found.
+  std::optional<std::pair<int64_t, int64_t>> StorageStamp();
 
+  struct KnownId {
+    std::string id;
+    std::pair<int64_t, int64_t> stamp;
+  };
   ImageStoreOptions options_;
   ProcessLauncher& processes_;
-  std::mutex mutex_;  // one extraction at a time
+  std::mutex mutex_;  // one resolve at a time
+  bool runc_found_ = false;
+  std::optional<std::string> images_file_;  // podman's image list; "" when it cannot be found
+  std::map<std::string, KnownId> known_;    // name -> id, as of a stamp
 };
 
 // Whether `path` (absolute, as the container sees it) names an executable file inside the

@@ -46,6 +46,7 @@ case "$1 $2" in
       *) tar -C $D/nosh -c . ;;
     esac ;;
   "rm --force") ;;
+  "info --format") echo $D/store/overlay ;;
   *) exit 1 ;;
 esac
 )SH";
@@ -55,6 +56,8 @@ esac
     }
     WriteExecutable(dir_ + "/podman", podman);
     WriteExecutable(dir_ + "/runc", "#!/bin/sh\necho 'runc version 1.1.5'\n");
+    ASSERT_TRUE(MakeDirectories(dir_ + "/store/overlay-images").ok());
+    ASSERT_TRUE(WriteFileAtomic(dir_ + "/store/overlay-images/images.json", "[]").ok());
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
@@ -63,12 +66,13 @@ esac
     chmod(path.c_str(), 0755);
   }
   ImageStoreOptions Options() { return {.cache_dir = dir_ + "/cache", .podman = dir_ + "/podman", .runc = dir_ + "/runc"}; }
-  int Extractions() {
+  int Calls(const std::string& start) {
     std::ifstream calls(dir_ + "/podman.calls");
     int n = 0;
-    for (std::string line; std::getline(calls, line);) n += line.starts_with("create ");
+    for (std::string line; std::getline(calls, line);) n += line.starts_with(start);
     return n;
   }
+  int Extractions() { return Calls("create "); }
   JobSpec TwoRoles() {
     JobSpec spec;
     spec.image = ImageSpec{"localhost/good:1", "", ""};
@@ -101,6 +105,20 @@ TEST_F(ImageStoreTest, ResolvesEveryImageOfTheSpecToItsIdAndRootExtractedOnce) {
   int entries = 0;
   for (const auto& entry : std::filesystem::directory_iterator(dir_ + "/cache")) entries += !entry.path().empty();
   EXPECT_EQ(entries, 1);
+}
+
+TEST_F(ImageStoreTest, ANameIsLookedUpAgainOnlyWhenPodmansStorageChanged) {
+  ImageStore store(Options(), RealProcessLauncher::Instance());
+  for (int i = 0; i < 3; ++i) {
+    JobSpec spec = TwoRoles();
+    ASSERT_TRUE(store.Resolve(spec).ok());
+  }
+  EXPECT_EQ(Calls("image inspect"), 1);
+  ASSERT_TRUE(WriteFileAtomic(dir_ + "/store/overlay-images/images.json", "[{\"names\": [\"retagged\"]}]").ok());
+  JobSpec spec = TwoRoles();
+  ASSERT_TRUE(store.Resolve(spec).ok());
+  EXPECT_EQ(Calls("image inspect"), 2) << "an image was added, removed or tagged: the name may mean another";
+  EXPECT_EQ(Calls("info"), 1);
 }
 
 TEST_F(ImageStoreTest, AnImageNotInStorageIsRefusedWithItsNameAndHowToBringIt) {

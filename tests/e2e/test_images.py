@@ -147,3 +147,15 @@ roles:
     for word in words:
         assert word in result.stderr, result.stderr
     assert with_images.get_json("/api/v1/jobs")["jobs"] == [], "nothing was queued"
+
+
+def test_a_job_whose_workdir_is_the_hosts_root_still_sees_its_image(with_images, tmp_path):
+    # Mounting the host's / over the image would hide it: the root is the one folder not mounted.
+    (tmp_path / "only-on-the-host").write_text("x")
+    spec = write_spec(tmp_path, f"""
+name: rooted
+workdir: /
+roles:
+  worker: {{memory: 128M, image: {BASE}, command: "test ! -e {tmp_path}/only-on-the-host && test $(pwd) = /"}}
+""")
+    with_images.run_job(spec, check=0)
