@@ -29,6 +29,7 @@
 #include "container/shell_command.h"
 #include "container/stack_dump.h"
 #include "isolation/cgroup_control.h"
+#include "isolation/image_store.h"
 #include "isolation/task_isolation.h"
 #include "protocol/task_messages.h"
 #include "storage/storage.h"
@@ -307,6 +308,12 @@ Result<std::vector<std::string>> ContainerAgent::ProgramArgv(const std::string& 
   if (!workdir.empty() && workdir != "/" && workdir != options_.task_dir &&
       !workdir.starts_with(options_.task_dir + "/") && std::filesystem::is_directory(workdir)) {
     bundle.binds.push_back(workdir);
+  }
+  // The task directory's folders below the deepest the image has get a tmpfs to be made in.
+  if (std::string parent = DeepestFolderInRoot(image_->rootfs, options_.task_dir);
+      parent != options_.task_dir && parent != "/" && parent != "/tmp" && !parent.starts_with("/tmp/") &&
+      std::filesystem::is_empty(image_->rootfs + parent)) {
+    bundle.scratch.push_back(parent);
   }
   if (bundle.cwd.empty()) bundle.cwd = options_.task_dir;
   bundle.env["HOME"] = options_.task_dir;

@@ -1,5 +1,6 @@
 #include "isolation/image_store.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -29,6 +30,50 @@ bool IsHexId(const std::string& id) {
 }
 
 }  // namespace
+
+namespace {
+
+std::vector<std::string> Components(const std::string& path) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  while (start <= path.size()) {
+    size_t slash = path.find('/', start);
+    if (slash == std::string::npos) slash = path.size();
+    std::string part = path.substr(start, slash - start);
+    if (!part.empty() && part != ".") parts.push_back(part);
+    start = slash + 1;
+  }
+  return parts;
+}
+
+}  // namespace
+
+std::string DeepestFolderInRoot(const std::string& rootfs, const std::string& path) {
+  std::string reached;
+  for (const std::string& part : Components(path)) {
+    if (part == "..") break;
+    struct stat st {};
+    if (lstat((rootfs + reached + "/" + part).c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) break;
+    reached += "/" + part;
+  }
+  return reached.empty() ? "/" : reached;
+}
+
+bool MakeFoldersInRoot(const std::string& rootfs, const std::string& path) {
+  std::string reached;
+  for (const std::string& part : Components(path)) {
+    if (part == "..") return false;
+    reached += "/" + part;
+    std::string here = rootfs + reached;
+    struct stat st {};
+    if (lstat(here.c_str(), &st) == 0) {
+      if (!S_ISDIR(st.st_mode)) return false;  // a link (never followed) or a file
+      continue;
+    }
+    if (mkdir(here.c_str(), 0755) != 0 && errno != EEXIST) return false;
+  }
+  return true;
+}
 
 bool ExecutableInRoot(const std::string& rootfs, const std::string& path) {
   // Walk the path one component at a time, reading links inside the root.
@@ -94,7 +139,7 @@ Status ImageStore::Resolve(JobSpec& spec) {
   }
   auto resolve = [&](std::optional<ImageSpec>& image, const std::string& field) -> Status {
     if (!image) return Status::Ok();
-    ASSIGN_OR_RETURN(ImageSpec resolved, ResolveOne(field, image->name));
+    ASSIGN_OR_RETURN(ImageSpec resolved, ResolveOne(field, image->name, spec.workdir));
     image = resolved;
     return Status::Ok();
   };
@@ -137,7 +182,8 @@ Result<std::string> ImageStore::LookUp(const std::string& field, const std::stri
   return id;
 }
 
-Result<ImageSpec> ImageStore::ResolveOne(const std::string& field, const std::string& name) {
+Result<ImageSpec> ImageStore::ResolveOne(const std::string& field, const std::string& name,
+                                         const std::string& workdir) {
   ASSIGN_OR_RETURN(std::string id, LookUp(field, name));
   std::string folder = options_.cache_dir + "/" + id;
   if (access((folder + "/rootfs").c_str(), F_OK) != 0) RETURN_IF_ERROR(Extract(name, id, folder));
@@ -145,6 +191,10 @@ Result<ImageSpec> ImageStore::ResolveOne(const std::string& field, const std::st
   if (!ExecutableInRoot(rootfs, "/bin/sh")) {
     return InvalidArgument(field + ": image '" + name + "' has no /bin/sh, which Shoal starts each task's command "
                            "with; fix: use an image with a shell (any Debian-based one has /bin/sh)");
+  }
+  // Where the job's folders are mounted (the header says why); "/" is never mounted.
+  for (const std::string& point : {DirName(options_.cache_dir), workdir}) {
+    if (!point.empty() && point != "/") (void)MakeFoldersInRoot(rootfs, point);
   }
   return ImageSpec{name, id, rootfs};
 }
@@ -174,6 +224,15 @@ Status ImageStore::Extract(const std::string& name, const std::string& id, const
   (void)RunAndCapture(processes_, {options_.podman, "rm", "--force", container}, options_.timeout_ms);
   if (!exported.ok()) return fail(exported.status().message());
   if (!exported->exit.success()) return fail("podman export: " + FirstLine(exported->text));
+  // The host's files are mounted over these (host networking): they must exist to be mounted on.
+  for (const char* file : {"/etc/hosts", "/etc/resolv.conf"}) {
+    struct stat st {};
+    std::string path = scratch + "/rootfs" + file;
+    if (lstat(path.c_str(), &st) == 0) continue;
+    if (!MakeFoldersInRoot(scratch + "/rootfs", "/etc")) continue;
+    int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd >= 0) close(fd);
+  }
   chmod(scratch.c_str(), 0755);
   chmod((scratch + "/rootfs").c_str(), 0755);
   if (rename(scratch.c_str(), folder.c_str()) != 0) {

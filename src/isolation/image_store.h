@@ -13,6 +13,12 @@
 //    a crash leaves no half root that a later job would use; concurrent resolves of one
 //    image extract it once.
 //  - The cache folders are 0755: every job's account reads the roots, none may write them.
+//  - Mount points: a container's runtime cannot make a folder in a read-only root it does
+//    not own (a job running as its owner's account), so the server makes them: /etc/hosts
+//    and /etc/resolv.conf at extraction, and at each submit the jobs folder (the cache's
+//    parent; its tasks' folders are mounted on a tmpfs there, isolation/oci_bundle.h) and
+//    the job's workdir, as empty folders. A path through a link of the image is not made
+//    (MakeFoldersInRoot): nothing is ever made outside the root.
 //  - A name is looked up with `podman image inspect` (about 0.1 s) only when podman's
 //    storage changed since it was last looked up: podman rewrites one file whenever an
 //    image is added, removed or tagged, and while its modification time and size stay,
@@ -46,7 +52,7 @@ class ImageStore {
   const std::string& cache_dir() const { return options_.cache_dir; }
 
  private:
-  Result<ImageSpec> ResolveOne(const std::string& field, const std::string& name);
+  Result<ImageSpec> ResolveOne(const std::string& field, const std::string& name, const std::string& workdir);
   Result<std::string> LookUp(const std::string& field, const std::string& name);
   Status Extract(const std::string& name, const std::string& id, const std::string& folder);
   // The modification time and size of podman's image list, when it can be found.
@@ -63,6 +69,14 @@ class ImageStore {
   std::optional<std::string> images_file_;  // podman's image list; "" when it cannot be found
   std::map<std::string, KnownId> known_;    // name -> id, as of a stamp
 };
+
+// Makes the folders of `path` (absolute, as the container sees it) inside `rootfs` that
+// are missing, without following any link: a component that is a link or not a folder
+// stops it (false), as does a failure to make one.
+bool MakeFoldersInRoot(const std::string& rootfs, const std::string& path);
+// The deepest folder of `path` (absolute) that exists in `rootfs` as a folder, reached
+// without following links ("/" at least).
+std::string DeepestFolderInRoot(const std::string& rootfs, const std::string& path);
 
 // Whether `path` (absolute, as the container sees it) names an executable file inside the
 // root `rootfs`, following symbolic links as the container would: absolute targets are

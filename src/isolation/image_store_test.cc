@@ -95,6 +95,8 @@ TEST_F(ImageStoreTest, ResolvesEveryImageOfTheSpecToItsIdAndRootExtractedOnce) {
   EXPECT_EQ(spec.roles[1].image->rootfs, rootfs);
   EXPECT_EQ(spec.ImageOf(spec.roles[0])->rootfs, rootfs);
   EXPECT_TRUE(std::filesystem::exists(rootfs + "/usr/bin/dash"));
+  EXPECT_TRUE(std::filesystem::is_regular_file(rootfs + "/etc/hosts")) << "a mount point for the host's file";
+  EXPECT_TRUE(std::filesystem::is_directory(rootfs + dir_)) << "the jobs folder, the cache's parent";
   struct stat st {};
   ASSERT_EQ(stat((dir_ + "/cache/" + kGoodId).c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0755u) << "every job's account reads the root";
@@ -168,6 +170,20 @@ TEST_F(ImageStoreTest, LinksAreFollowedInsideTheRootNeverOnTheHost) {
   std::filesystem::create_symlink("loop", root + "/usr/bin/loop");
   EXPECT_FALSE(ExecutableInRoot(root, "/usr/bin/loop"));
   EXPECT_FALSE(ExecutableInRoot(dir_ + "/nosh", "/bin/sh"));
+}
+
+TEST_F(ImageStoreTest, MountPointsAreMadeInsideTheRootAndNeverThroughALink) {
+  std::string root = dir_ + "/good";
+  std::filesystem::create_directories(dir_ + "/outside");
+  std::filesystem::create_symlink(dir_ + "/outside", root + "/var");  // an absolute link out of the root
+  EXPECT_TRUE(MakeFoldersInRoot(root, "/home/ann/project"));
+  EXPECT_TRUE(std::filesystem::is_directory(root + "/home/ann/project"));
+  EXPECT_FALSE(MakeFoldersInRoot(root, "/var/lib/shoal/jobs"));
+  EXPECT_FALSE(std::filesystem::exists(dir_ + "/outside/lib")) << "nothing made outside the root";
+  EXPECT_FALSE(MakeFoldersInRoot(root, "/usr/bin/dash/x")) << "a file is not a folder";
+  EXPECT_EQ(DeepestFolderInRoot(root, "/home/ann/project/jobs/job-1"), "/home/ann/project");
+  EXPECT_EQ(DeepestFolderInRoot(root, "/var/lib"), "/") << "a link is not followed";
+  EXPECT_EQ(DeepestFolderInRoot(root, "/usr/bin/dash"), "/usr/bin");
 }
 
 }  // namespace

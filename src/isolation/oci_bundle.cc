@@ -63,6 +63,7 @@ Json OciConfig(const OciBundleSpec& spec) {
   mounts.push_back(Mount("/tmp", "tmpfs", "tmpfs", {"nosuid", "nodev", "mode=1777"}));
   mounts.push_back(Bind("/etc/hosts", false));
   mounts.push_back(Bind("/etc/resolv.conf", false));
+  for (const std::string& path : spec.scratch) mounts.push_back(Mount(path, "tmpfs", "tmpfs", {"nosuid", "nodev", "mode=755"}));
   for (const std::string& path : spec.binds) mounts.push_back(Bind(path, true));
   Json device_rules = Json::array({{{"allow", false}, {"access", "rwm"}}});
   for (const OciDevice& device : spec.devices) {

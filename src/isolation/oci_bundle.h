@@ -8,7 +8,9 @@
 //    it as they reach a task without an image. It has its own mount and user namespaces.
 //  - Its root is the image's extracted root file system, read-only. /tmp is a tmpfs of its
 //    own; the task directory and every other folder in `binds` (the job's working
-//    directory) are mounted at their own paths, read-write; /proc and /dev/shm are the
+//    directory) are mounted at their own paths, read-write, on the tmpfs of `scratch` where
+//    the root lacks their folders (a runtime may not make them in a root it does not own:
+//    isolation/image_store.h makes the parent empty folder); /proc and /dev/shm are the
 //    host's, /sys is the host's read-only, /dev holds runc's usual nodes plus the GPU
 //    nodes in `devices` (bound, and allowed in the device controller where runc makes
 //    one); /etc/hosts and /etc/resolv.conf are the host's, read-only.
@@ -47,7 +49,8 @@ struct OciBundleSpec {
   std::string cwd;                         // absolute, and inside the root or a bind
   uid_t host_uid = 0;
   gid_t host_gid = 0;
-  std::vector<std::string> binds;  // host folders mounted at the same path, read-write
+  std::vector<std::string> scratch;  // empty folders of the image given a tmpfs of their own, before the binds
+  std::vector<std::string> binds;    // host folders mounted at the same path, read-write
   std::vector<OciDevice> devices;  // GPU nodes
 };
 

@@ -19,6 +19,7 @@ OciBundleSpec TaskBundle() {
           .cwd = "/home/ann/project",
           .host_uid = 1001,
           .host_gid = 1002,
+          .scratch = {"/var/lib/shoal/jobs"},
           .binds = {"/var/lib/shoal/jobs/job-1/attempt-1/worker-1", "/home/ann/project"},
           .devices = {{"/dev/nvidia3", 'c', 195, 3}}};
 }
@@ -67,6 +68,15 @@ TEST(OciBundle, TheImageIsReadOnlyAndTheTaskFoldersAreMountedWritableAtTheirPath
   }
   ASSERT_NE(MountAt(config, "/tmp"), nullptr);
   EXPECT_EQ((*MountAt(config, "/tmp"))["type"], "tmpfs");
+  // The task's folder is mounted on a tmpfs where the image has only its parent's parent.
+  auto at = [&](const std::string& destination) {
+    for (size_t i = 0; i < config["mounts"].size(); ++i) {
+      if (config["mounts"][i]["destination"] == destination) return i;
+    }
+    return config["mounts"].size();
+  };
+  EXPECT_EQ((*MountAt(config, "/var/lib/shoal/jobs"))["type"], "tmpfs");
+  EXPECT_LT(at("/var/lib/shoal/jobs"), at("/var/lib/shoal/jobs/job-1/attempt-1/worker-1"));
   ASSERT_NE(MountAt(config, "/sys"), nullptr);
   EXPECT_TRUE(Has((*MountAt(config, "/sys"))["options"], "ro"));
   ASSERT_NE(MountAt(config, "/etc/resolv.conf"), nullptr);

@@ -10,15 +10,17 @@ import re
 import shutil
 import signal
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
 
-from conftest import REPO, cmdline, processes_with_command, wait_for, write_spec
+from conftest import REPO, cmdline, processes_with_command, unix_accounts, wait_for, write_spec  # noqa: F401
 
 BASE = "localhost/shoal-test-base:1"
 NUMPY = "localhost/shoal-test-numpy:1"
 NO_SHELL = "localhost/shoal-test-nosh:1"
+TORCH = "localhost/shoal-test-torch:1"
 
 
 @pytest.fixture(scope="module")
@@ -26,6 +28,12 @@ def test_images():
     if not shutil.which("podman") or not shutil.which("runc"):
         pytest.fail("podman and runc are needed: scripts/install-deps.sh installs them")
     subprocess.run(["bash", str(REPO / "scripts" / "build-test-images.sh")], check=True, timeout=1200)
+
+
+@pytest.fixture(scope="module")
+def torch_image(test_images):
+    # About 4 minutes and 1.2 GB the first time on this machine; podman's storage keeps it.
+    subprocess.run(["bash", str(REPO / "scripts" / "build-test-images.sh"), "--with-torch"], check=True, timeout=1800)
 
 
 @pytest.fixture
@@ -96,6 +104,32 @@ roles:
     assert states == [], states
 
 
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to make an account and run a job as it")
+def test_a_users_job_in_an_image_runs_as_that_users_account(shoal, test_images, unix_accounts):
+    # A root server runs ann's job as shoal-ann: her container is root only of its own user
+    # namespace, and what it writes is shoal-ann's.
+    shared = Path(tempfile.mkdtemp(prefix="shoal-images-", dir="/tmp"))
+    shared.chmod(0o755)
+    shoal.start_server("--jobs-dir", str(shared / "jobs"))
+    ann = shoal.run("user", "add", "ann", "--unix-user", "shoal-ann", check=0).stdout.strip()
+    spec = write_spec(shared, f"""
+name: anns
+workdir: /
+roles:
+  worker: {{memory: 128M, image: {BASE},
+           command: "echo inside $(id -u); touch $SHOAL_TASK_DIR/made-inside; cat {shoal.home}/token || echo no-token"}}
+""")
+    job = shoal.run("submit", str(spec), env=dict(shoal.env, SHOAL_TOKEN=ann), check=0).stdout.strip()
+    status = shoal.wait_state(job, ("SUCCEEDED", "FAILED"), 60)
+    log = shoal.logs(job)
+    assert status["state"] == "SUCCEEDED", log + shoal.log_tails()
+    assert "inside 0" in log and "no-token" in log, log
+    made = shared / "jobs" / job / "attempt-1" / "worker-0" / "made-inside"
+    assert made.stat().st_uid == unix_accounts["shoal-ann"].pw_uid
+    shoal.run("server", "--stop", check=0)
+    shutil.rmtree(shared, ignore_errors=True)
+
+
 def test_a_task_over_its_memory_in_a_container_is_killed_and_says_so(with_images, tmp_path):
     limits = with_images.get_json("/api/v1/cluster")["task_limits"]
     if not limits["enforced"]:
@@ -159,3 +193,38 @@ roles:
   worker: {{memory: 128M, image: {BASE}, command: "test ! -e {tmp_path}/only-on-the-host && test $(pwd) = /"}}
 """)
     with_images.run_job(spec, check=0)
+
+
+def test_the_ddp_example_runs_in_an_image_built_with_debians_pytorch(with_images, torch_image, tmp_path):
+    # The README's example, unmodified, in an image of its own: its data are shipped in
+    # (the image has none), and the repository outside the example's folder is not there.
+    example = REPO / "examples" / "fashion-mnist-ddp"
+    data = sorted(str(p) for p in Path("/usr/share/datasets/fashion-mnist").glob("*-ubyte.gz"))
+    assert len(data) == 4, data
+    spec = write_spec(tmp_path, f"""
+name: ddp-in-an-image
+framework: pytorch
+workdir: {example}
+image: {TORCH}
+files: {json.dumps(data)}
+env: {{OMP_NUM_THREADS: "1", PYTHONUNBUFFERED: "1"}}
+roles:
+  worker:
+    instances: 2
+    cpus: 1
+    memory: 2G
+    command: >-
+      test ! -e {REPO}/README.md &&
+      /usr/bin/python3 train.py --threads 1 --epochs 1 --train-limit 1500 --test-limit 300 --data-dir $SHOAL_TASK_DIR
+""")
+    result, job_id = with_images.run_job(spec, check=0)
+    accuracies = []
+    for index in (0, 1):
+        log = with_images.logs(job_id, index=index)
+        assert f"[rank {index}] world size 2," in log, log
+        match = re.search(r"test accuracy: ([0-9.]+)%", log)
+        assert match, log
+        accuracies.append(match.group(1))
+    assert accuracies[0] == accuracies[1], f"the ranks' models differ: {accuracies}"
+    configs = list((with_images.home / "jobs" / job_id).glob("attempt-1/worker-*/.shoal-oci/0/config.json"))
+    assert len(configs) == 2 and all(json.loads(c.read_text())["root"]["readonly"] for c in configs), configs
