@@ -578,3 +578,23 @@ def test_a_killed_ams_programs_do_not_outlive_its_job(on_slurm, tmp_path):
     assert len(ams) == 1, command_lines_with(f"--job {job} ")
     os.kill(ams[0], signal.SIGKILL)
     assert_programs_end_and_the_job_fails(on_slurm, job, needle, "the AM")
+
+
+def test_roles_run_in_their_images_on_the_slurm_nodes(on_slurm, tmp_path):
+    # The same agent runs the containers on each node, from the root the server extracted
+    # into the jobs folder every node reaches; host networking is the node's own namespace.
+    subprocess.run(["bash", str(REPO / "scripts/build-test-images.sh")], check=True, timeout=1200)
+    spec = write_spec(tmp_path, """
+name: images-on-slurm
+roles:
+  worker: {memory: 256M, image: localhost/shoal-test-numpy:1,
+           command: "/usr/bin/python3 -c 'import numpy, socket; print(\\"numpy\\", numpy.__version__, \\"on\\", socket.gethostname())'"}
+  evaluator: {memory: 256M, image: localhost/shoal-test-base:1,
+              command: "/usr/bin/python3 -c 'import socket; print(\\"plain on\\", socket.gethostname())'; ! /usr/bin/python3 -c 'import numpy'"}
+""")
+    result, job = on_slurm.run_job(spec, "--cluster", "slurm", check=0, timeout=300)
+    detail = on_slurm.status(job)
+    assert detail["state"] == "SUCCEEDED", on_slurm.log_tails()
+    worker, evaluator = on_slurm.logs(job, role="worker"), on_slurm.logs(job, role="evaluator")
+    assert re.search(r"numpy 1\.\d+\.\d+ on node[12]", worker), worker
+    assert re.search(r"plain on node[12]", evaluator), evaluator
