@@ -29,10 +29,6 @@ bool IsHexId(const std::string& id) {
   return id.size() >= 12 && id.size() <= 128 && id.find_first_not_of("0123456789abcdef") == std::string::npos;
 }
 
-}  // namespace
-
-namespace {
-
 std::vector<std::string> Components(const std::string& path) {
   std::vector<std::string> parts;
   size_t start = 0;
@@ -47,6 +43,7 @@ std::vector<std::string> Components(const std::string& path) {
 }
 
 }  // namespace
+
 
 std::string DeepestFolderInRoot(const std::string& rootfs, const std::string& path) {
   std::string reached;
@@ -75,18 +72,12 @@ bool MakeFoldersInRoot(const std::string& rootfs, const std::string& path) {
   return true;
 }
 
+
 bool ExecutableInRoot(const std::string& rootfs, const std::string& path) {
   // Walk the path one component at a time, reading links inside the root.
   std::vector<std::string> pending;
   auto push_components = [&pending](const std::string& p) {
-    std::vector<std::string> parts;
-    size_t start = 0;
-    while (start <= p.size()) {
-      size_t slash = p.find('/', start);
-      if (slash == std::string::npos) slash = p.size();
-      if (slash > start) parts.push_back(p.substr(start, slash - start));
-      start = slash + 1;
-    }
+    std::vector<std::string> parts = Components(p);
     pending.insert(pending.begin(), parts.begin(), parts.end());
   };
   push_components(path);

@@ -146,6 +146,13 @@ class Shoal:
     def job_processes(self, job_id):
         return processes_with_env(f"SHOAL_JOB_ID={job_id}", f"SHOAL_HOME={self.home}")
 
+    def kill_agent_and_wait(self, job_id):
+        """kill -9 of the job's (first) container agent; returns the job's status once it ended."""
+        agent = wait_for(lambda: [p for p in self.job_processes(job_id) if cmdline(p)[1:2] == [b"container"]], 10,
+                         what="the container agent")
+        os.kill(agent[0], signal.SIGKILL)
+        return self.wait_state(job_id, ("FAILED", "KILLED", "SUCCEEDED"), 60)
+
 
 def write_spec(directory: Path, text: str, name="job.yaml") -> Path:
     path = directory / name

@@ -8,7 +8,6 @@ import json
 import os
 import re
 import shutil
-import signal
 import subprocess
 import tempfile
 from pathlib import Path
@@ -155,10 +154,7 @@ roles:
 """)
     job_id = with_images.submit(spec)
     wait_for(lambda: processes_with_command("sleep 3019"), 60, what="the program in its container")
-    agent = wait_for(lambda: [p for p in with_images.job_processes(job_id) if cmdline(p)[1:2] == [b"container"]], 10,
-                     what="the container agent")
-    os.kill(agent[0], signal.SIGKILL)
-    status = with_images.wait_state(job_id, ("FAILED", "KILLED", "SUCCEEDED"), 60)
+    status = with_images.kill_agent_and_wait(job_id)
     assert status["state"] == "FAILED", status
     wait_for(lambda: not processes_with_command("sleep 3019"), 15, what="the container's program to end")
     runtimes = [p for p in os.listdir("/proc") if p.isdigit() and cmdline(int(p))[:1] == [b"runc"]]

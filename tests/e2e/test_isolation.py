@@ -13,7 +13,7 @@ import signal
 
 import pytest
 
-from conftest import SHOAL, Shoal, cmdline, processes_with_command, processes_with_env, wait_for, write_spec
+from conftest import SHOAL, Shoal, processes_with_command, processes_with_env, wait_for, write_spec
 
 # What a task reads of its own cgroup: the limits the kernel holds it to, whichever layout.
 PROBE = r'''
@@ -109,10 +109,7 @@ roles:
 """)
     job_id = confined.submit(spec)
     daemon = wait_for(lambda: processes_with_command("sleep 3017"), 30, what="the daemon")
-    agent = wait_for(lambda: [p for p in confined.job_processes(job_id) if cmdline(p)[1:2] == [b"container"]], 10,
-                     what="the container agent")
-    os.kill(agent[0], signal.SIGKILL)
-    status = confined.wait_state(job_id, ("FAILED", "KILLED", "SUCCEEDED"), 60)
+    status = confined.kill_agent_and_wait(job_id)
     assert status["state"] == "FAILED", status
     wait_for(lambda: not processes_with_command("sleep 3017"), 10, what="the daemon to end with its attempt")
     assert not any(running(pid) for pid in daemon)
