@@ -191,6 +191,10 @@ void RemoveGroup(const CgroupGroup& group) {
   }
 }
 
+void RemoveGroupIfUnused(const CgroupGroup& group) {
+  for (const std::string& dir : group.Directories()) (void)rmdir(dir.c_str());
+}
+
 int RemoveGroupsNamed(const std::vector<std::string>& dirs, const std::string& prefix) {
   if (prefix.empty()) return 0;
   CgroupGroup strays{1, {}};

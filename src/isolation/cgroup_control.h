@@ -25,6 +25,9 @@
 //    how many processes it signalled (0 when cgroup.kill did the work).
 //  - RemoveGroup removes the group and those below it, deepest first, in every hierarchy;
 //    a directory that is already gone is not an error.
+//  - RemoveGroupIfUnused removes the group's own directory in every hierarchy only where it
+//    holds neither a process nor a group below it (one rmdir each, no waiting): a server
+//    leaving its top group behind for the attempts that go on without it.
 //  - RemoveGroupsNamed removes, directly below each of `dirs`, the groups whose names start
 //    with `prefix` (and those below them): what container runtimes a task ran as root left
 //    in hierarchies Shoal does not manage (isolation/oci_bundle.h's ContainerId). It
@@ -74,6 +77,7 @@ std::vector<std::string> ProcsFiles(const CgroupGroup& group);
 std::vector<pid_t> ProcessesIn(const CgroupGroup& group);
 int KillGroup(const CgroupGroup& group, int timeout_ms = 2000);
 void RemoveGroup(const CgroupGroup& group);
+void RemoveGroupIfUnused(const CgroupGroup& group);
 int RemoveGroupsNamed(const std::vector<std::string>& dirs, const std::string& prefix);
 CgroupUsage ReadUsage(const CgroupGroup& group);
 int64_t CountOomKills(const CgroupGroup& group);

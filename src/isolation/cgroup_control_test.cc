@@ -129,6 +129,16 @@ TEST_F(FakeV1, UsageIsReadFromTheKernelsAccounting) {
   EXPECT_EQ(CountOomKills(Group("t")), 3);
 }
 
+TEST_F(FakeRoot, AnUnusedGroupIsRemovedAndOneWithAGroupBelowIsKept) {
+  ASSERT_TRUE(MakeDirectories(root_ + "/cg/memory/shoal-a").ok());
+  ASSERT_TRUE(MakeDirectories(root_ + "/cg/pids/shoal-a/job-1.1").ok());  // an attempt going on
+  CgroupGroup top{1, {{"memory", root_ + "/cg/memory/shoal-a"}, {"pids", root_ + "/cg/pids/shoal-a"}}};
+  RemoveGroupIfUnused(top);
+  EXPECT_FALSE(std::filesystem::exists(root_ + "/cg/memory/shoal-a"));
+  EXPECT_TRUE(std::filesystem::exists(root_ + "/cg/pids/shoal-a/job-1.1"));
+  RemoveGroupIfUnused(CgroupGroup{});  // no group: nothing to do
+}
+
 TEST_F(FakeRoot, GroupsLeftByAnAttemptsContainersAreRemovedByTheirNamesAndNoOthers) {
   for (const char* dir : {"/cg/devices/shoal-s.job-1.1.worker-0.0", "/cg/devices/shoal-s.job-1.1.ps-0.1/below",
                           "/cg/blkio/shoal-s.job-1.1.worker-0.0", "/cg/devices/shoal-s.job-1.10.worker-0.0",

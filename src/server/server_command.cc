@@ -23,6 +23,7 @@
 #include "common/token_file.h"
 #include "common/paths.h"
 #include "common/units.h"
+#include "isolation/cgroup_control.h"
 #include "isolation/image_store.h"
 #include "isolation/unix_account.h"
 #include "server/api.h"
@@ -212,6 +213,7 @@ int ServerCommand(int argc, char** argv) {
   }
   std::string url = "http://" + (host == "0.0.0.0" ? std::string("127.0.0.1") : host) + ":" + std::to_string(*bound);
   std::unique_ptr<ClusterBackend> backend;
+  CgroupGroup jobs_group;  // the local backend's top cgroup: removed at exit unless attempts go on in it
   const std::string server_id = ServerId(HostName(), home);
   if (cluster == "slurm") {
     slurm.server_id = server_id;
@@ -229,6 +231,7 @@ int ServerCommand(int argc, char** argv) {
                                   ? PrepareTaskIsolation("shoal-" + server_id)
                                   : TaskIsolation{{}, "turned off by `shoal server --task-limits off`"};
     LogInfo(isolation.Describe());  // once, at start; the API and every job's status repeat it when not enforced
+    jobs_group = isolation.jobs;
     backend = std::make_unique<LocalBackend>(capacity, SelfExecutable(), RealProcessLauncher::Instance(),
                                              std::move(isolation));
   }
@@ -269,6 +272,7 @@ int ServerCommand(int argc, char** argv) {
   LogInfo("stopping");
   unlink(ServerInfoPath(home).c_str());
   jobs.Stop();
+  RemoveGroupIfUnused(jobs_group);
   std::_Exit(0);
 }
 
