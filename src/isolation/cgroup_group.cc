@@ -174,23 +174,27 @@ std::map<std::string, std::string> ParsePaths(const std::string& proc_cgroup) {
 
 }  // namespace
 
-std::vector<std::string> OwnV1Directories(const std::string& mountinfo, const std::string& proc_cgroup,
-                                          const std::string& root) {
-  // Named hierarchies (name=systemd) hold no controller and are left alone.
+std::vector<std::string> OwnHierarchyDirectories(const std::string& mountinfo, const std::string& proc_cgroup,
+                                                 const std::string& root) {
+  // A v1 mount's options name its controllers, or its name (name=systemd) for one without.
   Mounts mounts = ParseMounts(mountinfo, [](const std::string& option) {
-    return !option.empty() && option.find('=') == std::string::npos && option != "rw" && option != "ro" &&
-           std::all_of(option.begin(), option.end(), [](char c) { return std::islower(static_cast<unsigned char>(c)) || c == '_'; });
+    return option.starts_with("name=") ||
+           (!option.empty() && option != "rw" && option != "ro" &&
+            std::all_of(option.begin(), option.end(), [](char c) { return std::islower(static_cast<unsigned char>(c)) || c == '_'; }));
   });
   std::map<std::string, std::string> paths = ParsePaths(proc_cgroup);
   std::vector<std::string> dirs;
+  auto add = [&](const std::string& dir) {
+    if (!dir.empty() && std::find(dirs.begin(), dirs.end(), dir) == dirs.end()) dirs.push_back(dir);
+  };
   for (const Mount& mount : mounts.v1) {
     for (const std::string& controller : mount.controllers) {
       if (!paths.count(controller)) continue;
-      std::string dir = DirectoryOf(mount, paths[controller], root);
-      if (!dir.empty() && std::find(dirs.begin(), dirs.end(), dir) == dirs.end()) dirs.push_back(dir);
+      add(DirectoryOf(mount, paths[controller], root));
       break;  // co-mounted controllers share the directory
     }
   }
+  if (mounts.unified && paths.count("")) add(DirectoryOf(*mounts.unified, paths[""], root));
   return dirs;
 }
 

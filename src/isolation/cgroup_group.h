@@ -50,10 +50,11 @@ Result<CgroupGroup> FindCgroups(const std::string& mountinfo, const std::string&
 // The same, read from this process's /proc.
 Result<CgroupGroup> FindOwnCgroups();
 
-// The calling process's own directory in every v1 hierarchy that holds controllers,
-// whichever they are (devices, blkio, cpuset ...): where a container runtime that a task
-// runs as root makes the groups Shoal does not (isolation/oci_bundle.h). Empty on a v2 host.
-std::vector<std::string> OwnV1Directories(const std::string& mountinfo, const std::string& proc_cgroup,
-                                          const std::string& root = "");
+// The calling process's own directory in every cgroup hierarchy mounted, whatever it holds
+// (devices, blkio, a named one such as name=systemd, a hybrid host's unified mount): where
+// a container runtime that a task runs as root makes the groups Shoal does not
+// (isolation/oci_bundle.h). On a v2 host, the one unified directory.
+std::vector<std::string> OwnHierarchyDirectories(const std::string& mountinfo, const std::string& proc_cgroup,
+                                                 const std::string& root = "");
 
 }  // namespace shoal

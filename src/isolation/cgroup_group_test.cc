@@ -39,16 +39,18 @@ TEST_F(FakeRoot, SeparateHierarchiesGiveOneDirectoryPerController) {
   EXPECT_EQ(group->Child("shoal-1").Dir("memory"), root_ + "/sys/fs/cgroup/memory/batch/ca4d/shoal-1");
 }
 
-TEST_F(FakeRoot, EveryV1HierarchyWithControllersHasTheProcesssOwnDirectory) {
+TEST_F(FakeRoot, EveryHierarchyHasTheProcesssOwnDirectory) {
   std::string mounts = std::string(kHybridMounts) + V1Mount("/sys/fs/cgroup/devices", "devices") +
                        V1Mount("/sys/fs/cgroup/net_cls,net_prio", "net_cls,net_prio");
-  auto dirs = OwnV1Directories(mounts, std::string(kHybridCgroups) + "5:devices:/d\n3:net_cls,net_prio:/\n", root_);
+  auto dirs = OwnHierarchyDirectories(mounts, std::string(kHybridCgroups) + "5:devices:/d\n3:net_cls,net_prio:/\n", root_);
   std::vector<std::string> expected = {root_ + "/sys/fs/cgroup/cpu", root_ + "/sys/fs/cgroup/cpuacct",
                                        root_ + "/sys/fs/cgroup/memory/batch/ca4d", root_ + "/sys/fs/cgroup/freezer",
-                                       root_ + "/sys/fs/cgroup/pids", root_ + "/sys/fs/cgroup/devices/d",
-                                       root_ + "/sys/fs/cgroup/net_cls,net_prio"};
-  EXPECT_EQ(dirs, expected) << "named hierarchies and the unified mount are not listed; co-mounted ones once";
-  EXPECT_TRUE(OwnV1Directories("41 31 0:38 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n", "0::/a\n", root_).empty());
+                                       root_ + "/sys/fs/cgroup/pids", root_ + "/sys/fs/cgroup/systemd",
+                                       root_ + "/sys/fs/cgroup/devices/d", root_ + "/sys/fs/cgroup/net_cls,net_prio",
+                                       root_ + "/sys/fs/cgroup/unified"};
+  EXPECT_EQ(dirs, expected) << "named hierarchies and a hybrid host's unified mount too; co-mounted ones once";
+  EXPECT_EQ(OwnHierarchyDirectories("41 31 0:38 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n", "0::/a\n", root_),
+            std::vector<std::string>{root_ + "/sys/fs/cgroup/a"});
 }
 
 TEST_F(FakeRoot, CoMountedControllersShareTheirDirectory) {

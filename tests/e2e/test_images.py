@@ -159,6 +159,9 @@ roles:
     wait_for(lambda: not processes_with_command("sleep 3019"), 15, what="the container's program to end")
     runtimes = [p for p in os.listdir("/proc") if p.isdigit() and cmdline(int(p))[:1] == [b"runc"]]
     assert not runtimes, [cmdline(int(p)) for p in runtimes]
+    # Nor the groups runc made, named after the task, in the hierarchies Shoal does not manage.
+    groups = list(Path("/sys/fs/cgroup").glob(f"*/shoal-*.{job_id}.1.worker-0.0"))
+    assert not groups, groups
 
 
 @pytest.mark.parametrize("image,words", [

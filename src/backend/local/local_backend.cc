@@ -185,7 +185,7 @@ void LocalBackend::CleanUpAttempt(const AttemptLaunch& launch) {
     auto mountinfo = ReadFile("/proc/self/mountinfo");
     auto own = ReadFile("/proc/self/cgroup");
     if (mountinfo.ok() && own.ok()) {
-      RemoveGroupsNamed(OwnV1Directories(*mountinfo, *own), ContainerGroupPrefix(attempt.Dir("memory")));
+      RemoveGroupsNamed(OwnHierarchyDirectories(*mountinfo, *own), ContainerGroupPrefix(attempt.Dir("memory")));
     }
   }
   KillProcessesWithEnvironment({"SHOAL_JOB_ID=" + launch.job_id, "SHOAL_ATTEMPT=" + std::to_string(launch.attempt),
