@@ -2,8 +2,10 @@
 # Captures what the test Slurm cluster's own commands print, as the Slurm backend's parser
 # fixtures (src/backend/slurm/testdata/, read by slurm_test.cc): squeue --json with a
 # running heterogeneous job and a pending one, scontrol show job for ended jobs (failed,
-# cancelled, completed), sinfo --json and the sinfo line format, and sacct's answer on a
-# cluster without accounting. Rerun it after a Slurm upgrade and commit what changed.
+# cancelled, completed), sinfo --json and the sinfo line format, and sacct --json from the
+# cluster's accounting (slurmdbd) for those ended jobs. Rerun it after a Slurm upgrade and
+# commit what changed. (sacct-without-accounting.txt was captured from a cluster without
+# slurmdbd, before the test cluster kept accounting.)
 #
 #   scripts/capture-slurm-fixtures.sh      # needs root; starts and stops the test cluster
 set -euo pipefail
@@ -49,7 +51,14 @@ scontrol show job "$failed" > "$out/scontrol-failed-exit-3.txt"
 done_=$(submit 'true' --job-name=shoal-job-4-1 --ntasks=1)
 wait_state "$done_" COMPLETED
 scontrol show job "$done_" > "$out/scontrol-completed.txt"
-sacct --json --jobs="$done_" > "$out/sacct-without-accounting.txt" 2>&1 || true
+# slurmdbd records a job a moment after it ends.
+ended="$het,$failed,$done_"
+end=$((SECONDS + 60))
+until [ "$(sacct -X -n -P -o State --jobs="$ended" | sort -u | tr '\n' ' ')" = "CANCELLED by 0 COMPLETED FAILED " ]; do
+  [ $SECONDS -ge $end ] && { echo "sacct never recorded jobs $ended: $(sacct -X -n -P -o JobID,State --jobs="$ended")" >&2; exit 1; }
+  sleep 0.5
+done
+sacct --json --jobs="$ended" > "$out/sacct-het-cancelled-failed-completed.json"
 
 sinfo --json > "$out/sinfo.json"
 sinfo -h -N -o "%N %T" > "$out/sinfo-node-states.txt"

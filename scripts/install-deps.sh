@@ -23,6 +23,8 @@ packages=(
   gdb python3-dbg
   # the Slurm backend's test cluster (scripts/slurm-up.sh, tests/e2e/test_slurm.py)
   munge slurmctld slurmd slurm-client slurm-wlm-basic-plugins iproute2 util-linux
+  # its accounting (sacct), as a site keeps it: slurmdbd on MariaDB
+  slurmdbd mariadb-server
   # the web UI's browser test (tests/browser): headless Chromium, never a downloaded one
   chromium
   # data management: S3 replies (tinyxml2), and a single-node Ceph with its RADOS Gateway

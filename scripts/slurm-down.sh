@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Stops the test Slurm cluster of scripts/slurm-up.sh: slurmctld, every slurmd, and every
 # process left in the nodes' namespaces (job steps included), then removes the namespaces
-# and the bridge. Idempotent; munged is left running (other tools may use it).
+# and the bridge. Idempotent; munged and MariaDB are left running (other tools may use
+# them), slurmdbd is stopped.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 source "$here/slurm-common.sh"
@@ -25,7 +26,7 @@ stop_pids() {
 namespaces() { ip netns list 2>/dev/null | awk '{print $1}' | grep -E '^shoal-node[0-9]+$' || true; }
 
 pids=()
-for f in "$SLURM_RUN"/slurmctld.pid "$SLURM_RUN"/slurmd-*.pid; do
+for f in "$SLURM_RUN"/slurmctld.pid "$SLURM_RUN"/slurmd-*.pid "$SLURM_RUN"/slurmdbd.pid; do
   [ -f "$f" ] && pids+=("$(cat "$f")")
 done
 for ns in $(namespaces); do

@@ -20,7 +20,7 @@ GPUS=${SHOAL_SLURM_GPUS:-2}
 MEMORY_MB=${SHOAL_SLURM_MEMORY_MB:-4000}
 
 [ "$(id -u)" = 0 ] || die "must run as root (network namespaces and daemons)"
-for tool in slurmctld slurmd munged sbatch nsenter unshare ip; do
+for tool in slurmctld slurmd slurmdbd mariadbd munged sbatch nsenter unshare ip; do
   command -v "$tool" >/dev/null || die "$tool is missing; run scripts/install-deps.sh"
 done
 
@@ -77,7 +77,9 @@ SchedulerParameters=batch_sched_delay=0,sched_min_interval=0,bf_interval=1
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core_Memory
 GresTypes=gpu
-AccountingStorageType=accounting_storage/none
+AccountingStorageType=accounting_storage/slurmdbd
+AccountingStorageHost=localhost
+AccountingStoreFlags=job_comment
 JobAcctGatherType=jobacct_gather/none
 JobCompType=jobcomp/none
 MailProg=/bin/true
@@ -88,7 +90,7 @@ MinJobAge=300
 KillWait=5
 Waittime=0
 PreemptType=preempt/partition_prio
-PreemptMode=CANCEL
+PreemptMode=REQUEUE
 EOF
     for i in $(seq 1 "$NODES"); do
       echo "NodeName=node$i NodeAddr=$(node_addr "$i") CPUs=$CPUS RealMemory=$MEMORY_MB Gres=gpu:$GPUS"
@@ -99,6 +101,40 @@ EOF
   } > /etc/slurm/slurm.conf
   printf 'AutoDetect=off\nNodeName=node[1-%s] Name=gpu File=%s\n' "$NODES" "$(fake_gpu_files)" > /etc/slurm/gres.conf
   chmod 0644 /etc/slurm/slurm.conf /etc/slurm/gres.conf
+}
+
+# MariaDB (Debian's, its data in /var/lib/mysql) and slurmdbd on 127.0.0.1:6819, with the
+# cluster registered, so that slurmctld keeps every job's record and sacct answers.
+start_accounting() {
+  mkdir -p /run/mysqld && chown mysql:mysql /run/mysqld
+  if ! mariadb-admin ping >/dev/null 2>&1; then
+    [ -d /var/lib/mysql/mysql ] || mariadb-install-db --user=mysql >/dev/null
+    setsid /usr/sbin/mariadbd --user=mysql --bind-address=127.0.0.1 --pid-file=/run/mysqld/mysqld.pid \
+      >> "$SLURM_LOG/mariadb.log" 2>&1 < /dev/null &
+    wait_for 60 mariadbd mariadb-admin ping
+  fi
+  mariadb -e "CREATE DATABASE IF NOT EXISTS shoal_slurm_acct;
+    CREATE USER IF NOT EXISTS 'slurm'@'localhost' IDENTIFIED BY 'shoal-test-cluster';
+    GRANT ALL ON shoal_slurm_acct.* TO 'slurm'@'localhost'; FLUSH PRIVILEGES;"
+  cat > /etc/slurm/slurmdbd.conf <<EOF
+# written by Shoal's scripts/slurm-up.sh
+AuthType=auth/munge
+DbdHost=localhost
+DbdAddr=127.0.0.1
+DbdPort=6819
+SlurmUser=root
+StorageType=accounting_storage/mysql
+StorageHost=localhost
+StorageUser=slurm
+StoragePass=shoal-test-cluster
+StorageLoc=shoal_slurm_acct
+LogFile=$SLURM_LOG/slurmdbd.log
+PidFile=$SLURM_RUN/slurmdbd.pid
+EOF
+  chmod 0600 /etc/slurm/slurmdbd.conf
+  slurmdbd
+  wait_for 60 slurmdbd bash -c 'exec 3<>/dev/tcp/127.0.0.1/6819'
+  sacctmgr -i add cluster shoal >/dev/null 2>&1 || true  # "already exists" is fine
 }
 
 network_up() {
@@ -119,12 +155,13 @@ network_up() {
 start_munge
 write_configs
 network_up
+start_accounting
 slurmctld -c
 wait_for 30 slurmctld scontrol ping
 for i in $(seq 1 "$NODES"); do start_slurmd "$i"; done
 nodes_idle() { [ "$(sinfo -h -o '%T' | sort -u | tr -d '\n')" = idle ]; }
 wait_for 60 "the nodes to be idle" nodes_idle
-log "Slurm is up in $((SECONDS - t0)) s: $NODES nodes, $CPUS CPUs, ${MEMORY_MB} MB and $GPUS fake GPUs each"
+log "Slurm is up in $((SECONDS - t0)) s: $NODES nodes, $CPUS CPUs, ${MEMORY_MB} MB and $GPUS fake GPUs each, accounting in slurmdbd"
 sinfo -N -o '%N %T %c %m %G' >&2
 cat >&2 <<EOF
 Use it:  shoal server --cluster slurm --host $BRIDGE_ADDR     # nodes reach the server on the bridge

@@ -382,6 +382,19 @@ roles:
     wait_for(lambda: "shoal-ann" in slurm("squeue", "-h", "-o", "%u"), 30, what="Slurm to show the job as shoal-ann's")
     on_slurm.wait_state(job_id, "SUCCEEDED", timeout=60)
     assert "program runs as shoal-ann" in on_slurm.logs(job_id)
+    # Slurm's accounting (slurmdbd) keeps the job as the administrator reads it later: whose
+    # account ran it, Shoal's unique name, and the comment naming the Shoal user and server.
+    name = re.search(r"^#SBATCH --job-name=(\S+)$", (Path(IDENTITY_JOBS) / job_id / "attempt-1" / "batch.sh").read_text(),
+                     re.M).group(1)
+    assert re.fullmatch(r"shoal-[0-9a-f]{8}-" + job_id + "-1", name), name
+
+    def accounted():
+        rows = [line.split("|") for line in slurm("sacct", "-X", "-n", "-P", "--name", name,
+                                                  "-o", "JobName,User,State,Comment").splitlines()]
+        return rows[0] if len(rows) == 1 and rows[0][2] == "COMPLETED" else None
+    job_name, user, _, comment = wait_for(accounted, 30, what=f"sacct to record {name} as COMPLETED")
+    assert (job_name, user) == (name, "shoal-ann")
+    assert comment.startswith(f"shoal:user=ann,job={job_id},attempt=1,server=http://{BRIDGE}:"), comment
     attempt = Path(IDENTITY_JOBS) / job_id / "attempt-1"
     assert attempt.stat().st_uid == unix_accounts["shoal-ann"].pw_uid
     assert oct(attempt.parent.stat().st_mode)[-3:] == "700"
@@ -451,9 +464,79 @@ roles:
     assert "TIMEOUT" not in json.dumps(final), "stopped by Shoal before Slurm's limit"
 
 
+class Freezer:
+    """A cgroup freezer group (v1, else v2): a process in it is hung as in the kernel, which
+    Slurm's SIGCONT does not wake, unlike SIGSTOP."""
+
+    def __init__(self, name):
+        v1 = Path("/sys/fs/cgroup/freezer")
+        self.v1 = v1.is_dir()
+        self.group = (v1 if self.v1 else Path("/sys/fs/cgroup")) / name
+
+    def freeze(self, pid):
+        self.group.mkdir(exist_ok=True)
+        (self.group / "cgroup.procs").write_text(str(pid))
+        if self.v1:
+            (self.group / "freezer.state").write_text("FROZEN")
+        else:
+            (self.group / "cgroup.freeze").write_text("1")
+
+    def thaw_and_remove(self):
+        if not self.group.exists():
+            return
+        if self.v1:
+            (self.group / "freezer.state").write_text("THAWED")
+        else:
+            (self.group / "cgroup.freeze").write_text("0")
+        wait_for(lambda: not (self.group / "cgroup.procs").read_text().strip(), 30, what="the thawed AM to end")
+        self.group.rmdir()
+
+
+def test_slurms_own_time_limit_fails_the_attempt_saying_so_and_it_is_retried(on_slurm, tmp_path):
+    """When the AM hangs and cannot act on Shoal's warning, Slurm's own limit ends the
+    attempt: TIMEOUT, with docs/slurm.md's sentence, never "killed by the user" nor what the
+    AM said, and the job goes on to its next attempt."""
+    spec = write_spec(tmp_path, """
+name: past-the-limit
+max_attempts: 2
+slurm: {time: 1m}
+roles:
+  worker: {memory: 100M, command: 'sleep 600'}
+""")
+    job = on_slurm.submit(spec)
+
+    def am():
+        found = [pid for pid, line in command_lines_with(f"--job {job} ") if " am " in line and "srun" not in line
+                 and str(on_slurm.home) in line]
+        return found[0] if found else None
+
+    freezer = Freezer(f"shoal-test-hung-am-{os.getpid()}")
+    try:
+        # Hung before Slurm's warning, which comes at slurmctld's first periodic check (every 30 s).
+        freezer.freeze(wait_for(am, 60, interval=0.005, what="attempt 1's AM"))
+        slurm_id = wait_for(lambda: (d := on_slurm.status(job))["attempts"] and d["attempts"][0]["backend_id"], 30,
+                            what="the Slurm job id")
+        # While Slurm ends it the job shows COMPLETING, with the limit as its reason.
+        wait_for(lambda: re.search(r"JobState=(TIMEOUT|COMPLETING) Reason=TimeLimit",
+                                   slurm("scontrol", "show", "job", slurm_id)), 150,
+                 what="Slurm's time limit to end the job")
+        time.sleep(7)  # KillWait (5 s): Slurm's SIGKILL is what the AM meets when it wakes
+    finally:
+        freezer.thaw_and_remove()
+    detail = wait_for(lambda: (d := on_slurm.status(job)) and len(d["attempts"]) == 2 and d, 60,
+                      what="attempt 1 to end and attempt 2 to start")
+    first = detail["attempts"][0]
+    assert first["state"] == "FAILED", first
+    assert first["message"] == "the attempt reached its Slurm time limit (TIMEOUT)", first
+    assert "killed by the user" not in json.dumps(first)
+    on_slurm.run("kill", job, check=0)
+    on_slurm.wait_state(job, ("KILLED", "FAILED", "SUCCEEDED"), timeout=60)
+
+
 def test_slurms_preemption_requeues_the_job_which_resumes_from_its_checkpoint(on_slurm, tmp_path):
     """A job of a higher-tier partition (the test cluster's hidden `urgent`) preempts the
-    Shoal job (PreemptMode=CANCEL, GraceTime=10): the program's TERM trap writes a
+    Shoal job (PreemptMode=REQUEUE, GraceTime=10; Shoal submits with --no-requeue, so Slurm
+    ends the job rather than requeue it under the same id): the program's TERM trap writes a
     checkpoint and marks it; attempt 1 ends PREEMPTED (Slurm's preempt time says so, though
     the AM ended in the grace), not counted against max_attempts: 1, and attempt 2, on
     whichever node, starts from the checkpoint Shoal uploaded to the shared file system. The

@@ -1,10 +1,7 @@
 #include "backend/slurm/slurm_launcher.h"
 
-#include <chrono>
 #include <sstream>
-#include <thread>
 
-#include "common/clock.h"
 
 namespace shoal {
 namespace {
@@ -49,7 +46,8 @@ Result<std::map<std::string, std::vector<StepPlacement>>> PlanSteps(const std::m
 }
 
 Result<std::unique_ptr<SlurmContainerLauncher>> SlurmContainerLauncher::FromEnvironment(
-    const std::map<std::string, std::string>& env, SlurmCommands& commands, ProcessLauncher& processes) {
+    const std::map<std::string, std::string>& env, SlurmCommands& commands, ProcessLauncher& processes,
+    const Clock& clock) {
   auto expand = [&commands](const std::string& list) -> Result<std::vector<std::string>> {
     ASSIGN_OR_RETURN(CommandOutput out, commands.Run({"scontrol", "show", "hostnames", list}));
     if (!out.ok()) return Unavailable("scontrol show hostnames " + list + ": " + out.Said());
@@ -68,7 +66,7 @@ Result<std::unique_ptr<SlurmContainerLauncher>> SlurmContainerLauncher::FromEnvi
   std::string host = addresses.count(self) ? addresses[self] : self;
   if (host.empty()) return InvalidArgument("SLURMD_NODENAME is not set: the AM must run in a Slurm batch job");
   return std::unique_ptr<SlurmContainerLauncher>(new SlurmContainerLauncher(
-      std::move(plan), std::move(addresses), host, Get(env, "SLURM_JOB_ID"), commands, processes));
+      std::move(plan), std::move(addresses), host, Get(env, "SLURM_JOB_ID"), commands, processes, clock));
 }
 
 Result<std::string> SlurmContainerLauncher::Launch(const ContainerLaunch& launch) {
@@ -84,7 +82,7 @@ Result<std::string> SlurmContainerLauncher::Launch(const ContainerLaunch& launch
   std::string step_name = "shoal-" + launch.role + "-" + std::to_string(launch.index);
   step.argv = StepArgv(where, step_name, launch.resources, agent);
   ASSIGN_OR_RETURN(std::string id, steps_.Launch(step));
-  steps_by_id_[id] = {step_name, SystemClock::Instance().NowMillis()};
+  steps_by_id_[id] = step_name;
   return id;
 }
 
@@ -102,28 +100,24 @@ std::string SlurmContainerLauncher::FindStep(const std::string& step_name) {
 void SlurmContainerLauncher::Stop(const std::string& container_id, int grace_ms) {
   if (end_steps_at_ms_.count(container_id)) return;  // already asked
   auto known = steps_by_id_.find(container_id);
-  std::string step;
-  if (known != steps_by_id_.end()) {
-    // squeue may not list a step that started a moment ago: ask again before giving up on
-    // SIGTERM (srun's cancel, the fallback, SIGKILLs the program at once).
-    bool young = SystemClock::Instance().NowMillis() - known->second.launched_ms < kStepListingLagMs;
-    for (int tries = 0; step.empty() && tries < (young ? kFindStepTries : 1); ++tries) {
-      if (tries > 0) std::this_thread::sleep_for(std::chrono::milliseconds(kFindStepPauseMs));
-      step = FindStep(known->second.name);
-    }
-  }
+  std::string step = known != steps_by_id_.end() ? FindStep(known->second) : "";
+  int64_t now = clock_.NowMillis();
   if (!step.empty()) {
     auto out = commands_.Run({"scancel", "--quiet", "--signal=TERM", step});
     if (out.ok() && out->ok()) {
-      end_steps_at_ms_[container_id] = SystemClock::Instance().NowMillis() + grace_ms;
+      end_steps_at_ms_[container_id] = now + grace_ms;
       return;
     }
   }
-  steps_.Stop(container_id, grace_ms);  // no step to signal: srun ends it
+  // Slurm does not list the step yet (squeue lags srun by up to a few seconds) or would
+  // not signal it. Cancelling it through srun would SIGKILL the program at once; its agent
+  // learns of the stop from its next heartbeat's answer and gives the program its grace,
+  // so srun is stopped only once that has had time to happen.
+  end_steps_at_ms_[container_id] = now + kAgentHearsWithinMs + grace_ms;
 }
 
 std::vector<std::pair<std::string, ExitInfo>> SlurmContainerLauncher::Poll() {
-  int64_t now = SystemClock::Instance().NowMillis();
+  int64_t now = clock_.NowMillis();
   for (auto& [id, at] : end_steps_at_ms_) {
     if (at != 0 && now >= at) {
       steps_.Stop(id, 0);  // the agent did not end its task within the grace: srun cancels the step

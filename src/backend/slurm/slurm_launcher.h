@@ -11,10 +11,12 @@
 //  - srun runs as a child of the AM. Stop signals the step's own process, the task's
 //    agent, with SIGTERM (`scancel --signal=TERM JOB.STEP`, the step found by its name in
 //    `squeue --steps`): the agent passes it to the program and gives it the agent's grace,
-//    as on the local cluster. Only when the step is still there after `grace_ms`, or when
-//    it cannot be found or signalled, is srun itself stopped (SIGTERM, which cancels the
-//    step and kills what is left, then SIGKILL). Poll reports ended steps. Ending the
-//    batch job ends every step that is left.
+//    as on the local cluster. A step squeue does not list (it lags srun by a moment) or
+//    scancel cannot signal is left to its agent, which the AM's heartbeat answer tells to
+//    stop. Only when the step is still there after `grace_ms` (plus kAgentHearsWithinMs
+//    when left to the agent) is srun itself stopped (SIGTERM, which cancels the step and
+//    kills what is left, then SIGKILL). Poll reports ended steps. Ending the batch job
+//    ends every step that is left.
 //  - Host() is the address of the node the AM runs on.
 // Thread-safety: as ContainerLauncher (the AM's loop).
 #pragma once
@@ -25,6 +27,7 @@
 #include "backend/local/local_backend.h"
 #include "backend/slurm/slurm_commands.h"
 #include "backend/slurm/slurm_job.h"
+#include "common/clock.h"
 
 namespace shoal {
 
@@ -38,7 +41,8 @@ class SlurmContainerLauncher final : public ContainerLauncher {
  public:
   static Result<std::unique_ptr<SlurmContainerLauncher>> FromEnvironment(const std::map<std::string, std::string>& env,
                                                                          SlurmCommands& commands,
-                                                                         ProcessLauncher& processes);
+                                                                         ProcessLauncher& processes,
+                                                                         const Clock& clock = SystemClock::Instance());
 
   Result<std::string> Launch(const ContainerLaunch& launch) override;
   void Stop(const std::string& container_id, int grace_ms) override;
@@ -50,28 +54,23 @@ class SlurmContainerLauncher final : public ContainerLauncher {
  private:
   SlurmContainerLauncher(std::map<std::string, std::vector<StepPlacement>> plan,
                          std::map<std::string, std::string> addresses, std::string host, std::string slurm_job_id,
-                         SlurmCommands& commands, ProcessLauncher& processes)
+                         SlurmCommands& commands, ProcessLauncher& processes, const Clock& clock)
       : plan_(std::move(plan)), addresses_(std::move(addresses)), host_(std::move(host)),
-        slurm_job_id_(std::move(slurm_job_id)), commands_(commands), steps_(processes) {}
+        slurm_job_id_(std::move(slurm_job_id)), commands_(commands), clock_(clock), steps_(processes) {}
   // The step's id ("812.3") by its name in squeue, or "" when Slurm does not list it.
   std::string FindStep(const std::string& step_name);
-  // squeue may not list a step for a moment after srun starts it; a step younger than
-  // kStepListingLagMs is looked for kFindStepTries times, kFindStepPauseMs apart.
-  static constexpr int64_t kStepListingLagMs = 10'000;
-  static constexpr int kFindStepTries = 5;
-  static constexpr int kFindStepPauseMs = 200;
+  // How long an agent takes to learn from a heartbeat's answer that its task is to stop
+  // (heartbeats come every second).
+  static constexpr int64_t kAgentHearsWithinMs = 3'000;
 
   std::map<std::string, std::vector<StepPlacement>> plan_;
   std::map<std::string, std::string> addresses_;  // node name -> address
   std::string host_;
   std::string slurm_job_id_;
   SlurmCommands& commands_;
+  const Clock& clock_;
   LocalContainerLauncher steps_;  // the srun processes, children of the AM
-  struct Step {
-    std::string name;  // srun --job-name
-    int64_t launched_ms = 0;
-  };
-  std::map<std::string, Step> steps_by_id_;  // container id -> its step
+  std::map<std::string, std::string> steps_by_id_;  // container id -> its step's name (srun --job-name)
   std::map<std::string, int64_t> end_steps_at_ms_;  // signalled through their agents: when srun is stopped too
 };
 

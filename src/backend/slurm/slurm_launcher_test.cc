@@ -32,7 +32,7 @@ class SlurmLauncherTest : public ::testing::Test {
     auto launcher = SlurmContainerLauncher::FromEnvironment(
         {{"SHOAL_SLURM_ROLES", "worker"}, {"SLURM_JOB_NODELIST", "node1"}, {"SLURM_TASKS_PER_NODE", "1"},
          {"SLURMD_NODENAME", "node1"}, {"SLURM_JOB_ID", "812"}},
-        commands_, processes_);
+        commands_, processes_, clock_);
     ASSERT_TRUE(launcher.ok()) << launcher.status().ToString();
     launcher_ = std::move(*launcher);
     ContainerLaunch task;
@@ -47,6 +47,7 @@ class SlurmLauncherTest : public ::testing::Test {
   }
   pid_t srun() const { return 4'200'001; }
 
+  FakeClock clock_;
   FakeSlurmCommands commands_;
   RecordedProcesses processes_;
   std::unique_ptr<SlurmContainerLauncher> launcher_;
@@ -72,10 +73,22 @@ TEST_F(SlurmLauncherTest, AStepStillThereAfterTheGraceIsEndedThroughSrun) {
   EXPECT_EQ(processes_.signals.front(), std::make_pair(srun(), SIGTERM));
 }
 
-TEST_F(SlurmLauncherTest, AStepSlurmDoesNotListIsStoppedThroughSrunAtOnce) {
-  ListSteps("812.batch batch\n");
+TEST_F(SlurmLauncherTest, AStepSlurmDoesNotListYetIsLeftToItsAgentForTheGrace) {
+  ListSteps("812.batch batch\n");  // squeue lags srun: the step is not listed yet
   launcher_->Stop(id_, 60'000);
   EXPECT_EQ(commands_.CountCalls("scancel"), 0);
+  launcher_->Poll();
+  EXPECT_TRUE(processes_.signals.empty())
+      << "srun would cancel the step: the program would get SIGKILL instead of its grace";
+}
+
+TEST_F(SlurmLauncherTest, AStepSlurmDoesNotListIsEndedThroughSrunWhenItsAgentDidNotEndIt) {
+  ListSteps("812.batch batch\n");
+  launcher_->Stop(id_, 0);
+  launcher_->Poll();
+  EXPECT_TRUE(processes_.signals.empty()) << "its agent has not yet had time to hear of the stop";
+  clock_.SleepForMillis(3'000);
+  launcher_->Poll();
   ASSERT_FALSE(processes_.signals.empty());
   EXPECT_EQ(processes_.signals.front(), std::make_pair(srun(), SIGTERM));
 }

@@ -274,6 +274,20 @@ TEST(SlurmFixtures, SinfoOfTheTwoNodeCluster) {
   EXPECT_TRUE(UnhealthyNodes(Fixture("sinfo-node-states.txt")).empty());
 }
 
+TEST(SlurmFixtures, SacctFromTheClustersAccountingFoldsHetJobsUnderTheirLeader) {
+  auto jobs = ParseSacctJson(Fixture("sacct-het-cancelled-failed-completed.json"));
+  ASSERT_TRUE(jobs.ok()) << jobs.status().ToString();
+  ASSERT_EQ(jobs->size(), 3u) << "the heterogeneous job's two components are one job";
+  EXPECT_EQ(jobs->at("2").state, "CANCELLED");
+  EXPECT_EQ(jobs->at("2").nodes, "node1,node2") << "the nodes of both components";
+  EXPECT_EQ(jobs->at("5").state, "FAILED");
+  EXPECT_EQ(jobs->at("6").state, "COMPLETED");
+  EXPECT_TRUE(IsFinalSlurmState(jobs->at("5").state));
+  // Slurm 22.05's JSON gives the failed job (exit 3) an exit_code of 0, where `sacct -o
+  // ExitCode` says 3:0: only the state is taken from sacct, never a verdict on the program.
+  EXPECT_EQ(jobs->at("5").exit_code, 0);
+}
+
 TEST(SlurmFixtures, SacctWithoutAccountingIsAnErrorNotAnEmptyAnswer) {
   std::string said = Fixture("sacct-without-accounting.txt");
   EXPECT_NE(said.find("accounting storage is disabled"), std::string::npos) << said;
