@@ -1,5 +1,7 @@
 #include "server/job_store.h"
 
+#include <algorithm>
+
 #include <sqlite3.h>
 
 #include "common/log.h"
@@ -119,24 +121,74 @@ Result<std::optional<JobRecord>> JobStore::Load(int64_t seq) {
   return std::optional<JobRecord>(std::move(job));
 }
 
+namespace {
+
+// A search of 3 characters or more can be narrowed by the names' trigram index.
+bool LongEnoughForTheNameIndex(const std::string& name) {
+  int characters = 0;
+  for (unsigned char c : name) characters += (c & 0xC0) != 0x80;
+  return characters >= 3;
+}
+
+// An FTS5 phrase: the text in double quotes, its own double quotes doubled.
+std::string Phrase(const std::string& text) {
+  std::string phrase = "\"";
+  for (char c : text) phrase += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return phrase + "\"";
+}
+
+// The job_counts rows of the names holding the searched name, as a condition on them:
+// instr() decides (case-sensitive, `%` and `_` plain characters), behind the trigram
+// index when `indexed`.
+std::string NameCondition(bool indexed) {
+  return indexed ? " AND value IN (SELECT value FROM job_names WHERE job_names MATCH ?) AND instr(value, ?) > 0"
+                 : " AND instr(value, ?) > 0";
+}
+
+int BindName(Statement& s, int i, const std::string& name, bool indexed) {
+  if (indexed) s.Bind(i++, Phrase(name));
+  s.Bind(i++, name);
+  return i;
+}
+
+}  // namespace
+
+// Through the trigram index a search costs about 1.7 us per name it matches; a scan of
+// every distinct name about 0.09 us per name (1,000,000 names: 90 ms). So the index is
+// used when it matches at most a twentieth of the names, or kNarrowNameSearch names
+// (found out by reading at most that many from it: a few ms). The job count stands in for
+// the name count, which only a scan would give.
+bool JobStore::NameIndexNarrowsLocked(const std::string& name) {
+  if (!LongEnoughForTheNameIndex(name)) return false;
+  Statement jobs(db_, "SELECT TOTAL(n) FROM job_counts WHERE kind='state'");
+  if (!jobs.ok() || jobs.Step() != SQLITE_ROW) return false;
+  const int64_t narrow = std::max<int64_t>(kNarrowNameSearch, static_cast<int64_t>(jobs.Double(0)) / 20);
+  Statement probe(db_, "SELECT COUNT(*) FROM (SELECT rowid FROM job_names WHERE job_names MATCH ? LIMIT ?)");
+  if (!probe.ok()) return false;
+  probe.Bind(1, Phrase(name));
+  probe.Bind(2, narrow + 1);
+  return probe.Step() == SQLITE_ROW && probe.Int(0) <= narrow;
+}
+
 // The page's rows are found in a narrow index (a few bytes a job), then only its own
 // rows (summary and detail, about 2 KB each) are read. A name is searched for among the
-// distinct names in job_counts (the same instr() as on each row: case-sensitive, `%` and
-// `_` plain characters); the jobs of those names are then found as PageIndexLocked says.
+// distinct names in job_counts (NameCondition); the jobs of those names are then found
+// as PageIndexLocked says.
 Result<std::pair<std::vector<protocol::JobSummary>, int64_t>> JobStore::List(const JobFilter& filter) {
   std::lock_guard lock(mutex_);
+  const bool indexed = filter.name && NameIndexNarrowsLocked(*filter.name);
   std::string where = " WHERE 1=1";
   if (filter.state) where += " AND state=?";
   if (filter.user) where += " AND user=?";
-  if (filter.name) where += " AND name IN (SELECT value FROM job_counts WHERE kind='name' AND n > 0 AND instr(value, ?) > 0)";
+  if (filter.name) where += " AND name IN (SELECT value FROM job_counts WHERE kind='name' AND n > 0" + NameCondition(indexed) + ")";
   auto bind = [&](Statement& s) {
     int i = 1;
     if (filter.state) s.Bind(i++, *filter.state);
     if (filter.user) s.Bind(i++, *filter.user);
-    if (filter.name) s.Bind(i++, *filter.name);
+    if (filter.name) i = BindName(s, i, *filter.name, indexed);
     return i;
   };
-  ASSIGN_OR_RETURN(int64_t total, CountLocked(filter, where, bind));
+  ASSIGN_OR_RETURN(int64_t total, CountLocked(filter, where, NameCondition(indexed), bind));
   std::vector<protocol::JobSummary> jobs;
   if (filter.offset >= total) return std::make_pair(std::move(jobs), total);
   ASSIGN_OR_RETURN(std::string index, PageIndexLocked(filter, total));
@@ -157,13 +209,13 @@ Result<std::pair<std::vector<protocol::JobSummary>, int64_t>> JobStore::List(con
 
 // No filter, or one: the sum of job_counts' rows; a combination: the rows, through an index.
 Result<int64_t> JobStore::CountLocked(const JobFilter& filter, const std::string& where,
-                                      const std::function<int(Statement&)>& bind) {
+                                      const std::string& name_condition, const std::function<int(Statement&)>& bind) {
   int filters = filter.state.has_value() + filter.user.has_value() + filter.name.has_value();
   std::string sql = "SELECT COUNT(*) FROM jobs" + where;
   if (filters == 0) sql = "SELECT TOTAL(n) FROM job_counts WHERE kind='state'";
   if (filters == 1) {
     sql = std::string("SELECT TOTAL(n) FROM job_counts WHERE kind='") + (filter.state ? "state" : filter.user ? "user" : "name") +
-          (filter.name ? "' AND instr(value, ?) > 0" : "' AND value=?");
+          "'" + (filter.name ? name_condition : " AND value=?");
   }
   Statement count(db_, sql);
   if (!count.ok()) return Error("prepare count");

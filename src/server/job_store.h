@@ -6,8 +6,10 @@
 //  - List filters by state, user and a name substring (case-sensitive, as instr()), newest
 //    first, with limit/offset. It does not load every job: totals come from per-state,
 //    per-user and per-name counts, pages from narrow indexes (job_store_schema.h); with
-//    1,000,000 jobs a page takes a few ms. A name search reads every distinct name (its
-//    cost grows with how many names differ, not with how many jobs there are).
+//    1,000,000 jobs a page takes a few ms. A name search of 3 characters or more that
+//    few names match is answered through the names' trigram index;
+//    a shorter or broader one reads every distinct name (its cost grows with how many
+//    names differ, not with how many jobs there are).
 //  - Errors name the database file.
 //  - Time series (samples, metric points) live in SeriesStore's tables, not here.
 // Thread-safety: one connection guarded by an internal mutex; safe from any thread.
@@ -58,7 +60,13 @@ class JobStore {
   JobStore(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
   Status InsertLocked(JobRecord& job);  // REQUIRES mutex_
   // How many jobs match; `where` and `bind` are List's. REQUIRES mutex_
-  Result<int64_t> CountLocked(const JobFilter& filter, const std::string& where, const std::function<int(Statement&)>& bind);
+  Result<int64_t> CountLocked(const JobFilter& filter, const std::string& where, const std::string& name_condition,
+                              const std::function<int(Statement&)>& bind);
+  // Whether the names' trigram index narrows a search for `name` to at most a twentieth
+  // of the jobs or kNarrowNameSearch names (else every distinct name is read: faster for
+  // broad searches).
+  bool NameIndexNarrowsLocked(const std::string& name);
+  static constexpr int kNarrowNameSearch = 2000;
   // " INDEXED BY ..." for the query of List's page, or "". REQUIRES mutex_
   Result<std::string> PageIndexLocked(const JobFilter& filter, int64_t total);
   Status Exec(const std::string& sql);

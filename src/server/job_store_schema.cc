@@ -44,6 +44,18 @@ constexpr const char* kVersion2 =
     "  ON CONFLICT(kind, value) DO UPDATE SET n = n + 1;"
     " END;";
 
+// Version 3: the distinct names in an FTS5 trigram index (case-sensitive, as instr()), so
+// a search of 3 characters or more reads the names holding its trigrams instead of every
+// distinct name. A name enters it when job_counts first counts it, also when an older
+// server writes the job.
+constexpr const char* kVersion3 =
+    "CREATE VIRTUAL TABLE IF NOT EXISTS job_names USING fts5(value, tokenize='trigram case_sensitive 1');"
+    "DELETE FROM job_names;"
+    "INSERT INTO job_names(value) SELECT value FROM job_counts WHERE kind='name';"
+    "CREATE TRIGGER IF NOT EXISTS job_names_in AFTER INSERT ON job_counts WHEN NEW.kind='name' BEGIN"
+    " INSERT INTO job_names(value) VALUES (NEW.value);"
+    " END;";
+
 Result<int> StoredVersion(sqlite3* db, const std::string& what) {
   Statement select(db, "SELECT version FROM schema_versions WHERE store='jobs'");
   if (!select.ok()) return SqliteError(db, what + ": read the schema version");
@@ -70,9 +82,10 @@ Status EnsureJobStoreSchema(sqlite3* db, const std::string& what) {
     ASSIGN_OR_RETURN(int64_t jobs, JobCount(db, what));
     if (jobs > 0) {
       LogInfo(what + ": upgrading the schema from version " + std::to_string(locked_version) + " to " +
-              std::to_string(kJobStoreSchemaVersion) + " (" + std::to_string(jobs) + " jobs: counts and list indexes)");
+              std::to_string(kJobStoreSchemaVersion) + " (" + std::to_string(jobs) + " jobs: counts, list indexes and the names' index)");
     }
-    RETURN_IF_ERROR(ExecSql(db, kVersion2, what));
+    if (locked_version < 2) RETURN_IF_ERROR(ExecSql(db, kVersion2, what));
+    RETURN_IF_ERROR(ExecSql(db, kVersion3, what));
     return ExecSql(db, "INSERT OR REPLACE INTO schema_versions VALUES ('jobs', " + std::to_string(kJobStoreSchemaVersion) + ")",
                    what);
   };

@@ -11,6 +11,9 @@
 //    (each also holds the row's seq): jobs_by_name (name, state, user), jobs_by_seq
 //    (seq, name) and jobs_by_user_state (user, state). Upgrading a history of 1,000,000
 //    jobs takes seconds, once; it is logged.
+//  - Version 3 adds job_names, an FTS5 trigram index (case-sensitive) of the distinct
+//    names, filled from job_counts and kept by a trigger on it, for name searches of 3
+//    characters or more.
 //  - The version is the 'jobs' row of schema_versions (the file is shared with
 //    SeriesStore, so SQLite's user_version is left alone).
 // Thread-safety: the caller owns the connection and serialises its use.
@@ -24,7 +27,7 @@ struct sqlite3;
 
 namespace shoal {
 
-inline constexpr int kJobStoreSchemaVersion = 2;
+inline constexpr int kJobStoreSchemaVersion = 3;
 
 // `what` names the database in errors ("job history '/home/.../shoal.db'").
 Status EnsureJobStoreSchema(sqlite3* db, const std::string& what);

@@ -102,14 +102,18 @@ TEST_F(JobStoreSchema, AVersion1HistoryIsUpgradedAndListsAsBefore) {
   }
   // The previous server opens the upgraded history again: its own writes move the counts.
   ASSERT_NO_FATAL_FAILURE(InsertAsVersion1(5, "mnist", "cid", JobState::kQueued));
+  ASSERT_NO_FATAL_FAILURE(InsertAsVersion1(6, "resnet-wide", "cid", JobState::kQueued));  // a name new to the index
   Exec("UPDATE jobs SET state='KILLED' WHERE seq=2");
   auto store = JobStore::Open(path_);
   ASSERT_TRUE(store.ok()) << store.status().ToString();
-  EXPECT_EQ((*store)->List(JobFilter{})->second, 5);
+  EXPECT_EQ((*store)->List(JobFilter{})->second, 6);
   EXPECT_EQ((*store)->List(JobFilter{.name = "mnist"})->second, 4);
-  EXPECT_EQ((*store)->List(JobFilter{.user = "cid"})->second, 1);
+  EXPECT_EQ((*store)->List(JobFilter{.name = "net-w"})->second, 1) << "the names' index has the older server's new name";
+  EXPECT_EQ((*store)->List(JobFilter{.name = "net"})->second, 2);
+  EXPECT_EQ((*store)->List(JobFilter{.user = "cid"})->second, 2);
   EXPECT_EQ(*(*store)->CountByState(),
-            (std::map<std::string, int64_t>{{"KILLED", 1}, {"QUEUED", 1}, {"RUNNING", 2}, {"SUCCEEDED", 1}}));
+            (std::map<std::string, int64_t>{{"KILLED", 1}, {"QUEUED", 2}, {"RUNNING", 2}, {"SUCCEEDED", 1}}));
+  EXPECT_EQ(QueryInt("SELECT COUNT(*) FROM job_names"), 4) << "each distinct name once";
 }
 
 TEST_F(JobStoreSchema, AnUpgradeThatFailsLeavesTheHistoryAsItWas) {
