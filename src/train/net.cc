@@ -1,5 +1,7 @@
 #include "train/net.h"
 
+#include <torch/csrc/autograd/utils/lambda_post_hook.h>
+
 #include <set>
 
 #include "train/layers.h"
@@ -178,6 +180,22 @@ void Net::Bind(torch::Tensor values, torch::Tensor grads) {
       v.mutable_grad() = grads.narrow(0, b.offset, b.numel).view(b.shape);
     }
     params_[i] = v;
+  }
+}
+
+void Net::OnGradientReady(std::function<void(int blob)> ready) {
+  for (size_t i = 0; i < params_.size(); ++i) {
+    const BlobInfo& b = layout_.blobs[i];
+    if (b.owner >= 0 || !b.learnable) continue;
+    std::shared_ptr<torch::autograd::Node> accumulator = torch::autograd::impl::grad_accumulator(params_[i]);
+    if (!accumulator) continue;
+    const int blob = static_cast<int>(i);
+    accumulator->add_post_hook(std::make_unique<torch::autograd::utils::LambdaPostHook>(
+        [ready, blob](const torch::autograd::variable_list& outputs, const torch::autograd::variable_list&) {
+          ready(blob);
+          return outputs;
+        }));
+    accumulators_.push_back(std::move(accumulator));
   }
 }
 

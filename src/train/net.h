@@ -24,6 +24,7 @@
 
 #include <torch/torch.h>
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -69,6 +70,11 @@ class Net {
   const std::map<std::string, std::vector<int64_t>>& blob_shapes() const { return shapes_; }
 
   void Bind(torch::Tensor values, torch::Tensor grads);
+  // After Bind: `ready(blob)` (an index in layout().blobs, an owner) runs on the backward
+  // pass's thread as soon as that learnable blob's gradient is final in the bound buffer,
+  // once per backward (autograd's post-accumulation hook; a shared blob's gradient is
+  // summed over its uses first). A blob off the loss's path is never reported.
+  void OnGradientReady(std::function<void(int blob)> ready);
   // Fills the bound values with the layers' fillers, drawing from `seed`.
   void Fill(uint64_t seed);
   Result<std::map<std::string, torch::Tensor>> Forward(const std::map<std::string, torch::Tensor>& inputs, bool train,
@@ -106,6 +112,8 @@ class Net {
   std::vector<std::string> outputs_;
   std::map<std::string, std::vector<int64_t>> shapes_;
   std::vector<std::pair<torch::Tensor, torch::Tensor>> pending_;  // (state blob, new value)
+  // Kept alive so that every backward runs the same accumulators, with their hooks.
+  std::vector<std::shared_ptr<torch::autograd::Node>> accumulators_;
 };
 
 }  // namespace shoal::train

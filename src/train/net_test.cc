@@ -144,6 +144,36 @@ TEST(Net, SharedParametersAreOneBlobWhoseGradientSumsBothUses) {
   EXPECT_TRUE(torch::equal(copy_values, values));
 }
 
+TEST(Net, EachOwnedGradientIsReportedOnceABackwardWhenItIsFinalInTheBuffer) {
+  auto net = Build(Siamese(true), caffe::TRAIN);
+  ASSERT_TRUE(net);
+  torch::Tensor values = torch::zeros({net->layout().total}), grads = torch::zeros({net->layout().total});
+  net->Bind(values, grads);
+  net->Fill(5);
+  std::map<int, torch::Tensor> reported;  // blob -> its gradient in the buffer when reported
+  net->OnGradientReady([&](int blob) {
+    EXPECT_FALSE(reported.count(blob)) << "blob " << blob << " reported twice";
+    const BlobInfo& b = net->layout().blobs[blob];
+    reported[blob] = grads.narrow(0, b.offset, b.numel).clone();
+  });
+  std::map<std::string, torch::Tensor> in = {{"pair", torch::randn({4, 2, 6})}, {"sim", torch::tensor({1.0f, 0.0f, 1.0f, 0.0f})}};
+  for (int pass = 0; pass < 2; ++pass) {  // the hooks outlive one backward's graph
+    reported.clear();
+    grads.zero_();
+    auto blobs = net->Forward(in, true, 0);
+    ASSERT_TRUE(blobs.ok());
+    net->Loss(*blobs).backward();
+    ASSERT_EQ(reported.size(), 2u) << "the two owners once each; blobs 2 and 3 share their storage";
+    for (const auto& [blob, seen] : reported) {
+      const BlobInfo& b = net->layout().blobs[blob];
+      EXPECT_TRUE(torch::equal(seen, grads.narrow(0, b.offset, b.numel)))
+          << "blob " << blob << ": reported before both towers' uses were summed into the buffer";
+    }
+    // The weights' gradient is not zero (the shared bias's is: it cancels in fa - fb).
+    EXPECT_GT(reported[0].abs().sum().item<float>(), 0);
+  }
+}
+
 TEST(Net, SharedParametersMustAgreeInShapeAndRate) {
   std::string text = Siamese(true);
   text.replace(text.rfind("num_output: 3"), 13, "num_output: 4");

@@ -16,6 +16,7 @@
 #include "collective/broadcast.h"
 #include "train/caffe_log.h"
 #include "train/data_source.h"
+#include "train/gradient_buckets.h"
 #include "train/hdf5_snapshot.h"
 #include "train/layers.h"
 #include "train/learning_rate.h"
@@ -640,6 +641,23 @@ class Run {
     return Status::Ok();
   }
 
+  // The bucketed reduction of replica 0's gradient buffer, fed by its net's gradient hooks.
+  std::unique_ptr<GradientBuckets> OverlapReduction(int64_t total) {
+    std::vector<BlobRange> ranges;
+    std::vector<int> range_of_blob(nets_[0]->layout().blobs.size(), -1);
+    for (size_t i = 0; i < range_of_blob.size(); ++i) {
+      const BlobInfo& b = nets_[0]->layout().blobs[i];
+      if (b.owner >= 0) continue;
+      range_of_blob[i] = static_cast<int>(ranges.size());
+      ranges.push_back(BlobRange{b.offset, b.numel, b.learnable});
+    }
+    auto buckets = std::make_unique<GradientBuckets>(
+        grads_[0].data_ptr<float>(), total + kExtraSlots, ranges, kBucketFloats,
+        [this](float* data, size_t n) { return SumAcrossWorkers(cluster_, data, n); });
+    nets_[0]->OnGradientReady([reducer = buckets.get(), range_of_blob](int blob) { reducer->Ready(range_of_blob[blob]); });
+    return buckets;
+  }
+
   Status Train() {
     const auto& place = cluster_.place();
     const int D = flags_.devices;
@@ -686,11 +704,19 @@ class Run {
       torch::NoGradGuard no_grad;
       for (int d = 1; d < D; ++d) values_[d].copy_(values_[0]);
     }
+    // One replica per worker among several: its gradients are summed across workers in
+    // buckets while its backward pass runs. Several replicas per worker are summed here
+    // first, after their backward passes, then across workers in one go.
+    std::unique_ptr<GradientBuckets> overlap;
+    if (D == 1 && cluster_.comm() != nullptr) overlap = OverlapReduction(total);
     if (Leader()) {
       Report("shoal train: " + std::to_string(place.size) + " worker(s) x " + std::to_string(D) + " device(s), batch " +
              std::to_string(layout_.batch) + " per replica (" + std::to_string(layout_.batch * layout_.replicas) +
              " per iteration), " + std::to_string(layout_.steps_per_epoch) + " iterations per epoch, " +
-             std::to_string(total) + " parameters, " + std::to_string(compute_threads_) + " compute thread(s) per solver");
+             std::to_string(total) + " parameters, " + std::to_string(compute_threads_) + " compute thread(s) per solver" +
+             (overlap ? ", gradients summed across workers in " + std::to_string(overlap->bucket_count()) +
+                            " bucket(s) as the backward pass produces them"
+                      : ""));
     }
     ReplicaThreads threads(D, compute_threads_);
     std::vector<Batch> batches(D);
@@ -725,6 +751,7 @@ class Run {
       threads.Run([&](int d) {
         const int replica = place.rank * D + d;
         grads_[d].zero_();
+        if (overlap) overlap->Start();
         auto inputs = MakeInputs(feed_, true, Mix(seed_ ^ Mix(static_cast<uint64_t>(iter))),
                                  layout_.BatchStart(replica, iter), layout_.batch, batches[d]);
         auto blobs = nets_[d]->Forward(inputs, true, Mix(seed_ + 0x51ed27 * static_cast<uint64_t>(iter) + replica));
@@ -751,7 +778,8 @@ class Run {
       torch::NoGradGuard no_grad;
       torch::Tensor sum = grads_[0];
       for (int d = 1; d < D; ++d) sum.add_(grads_[d]);
-      RETURN_IF_ERROR(SumAcrossWorkers(cluster_, sum.data_ptr<float>(), static_cast<size_t>(sum.numel())));
+      RETURN_IF_ERROR(overlap ? overlap->Finish()
+                              : SumAcrossWorkers(cluster_, sum.data_ptr<float>(), static_cast<size_t>(sum.numel())));
       sum.mul_(inv_replicas);
       // Caffe's UpdateSmoothedLoss and display come before the update, labelled with the
       // iteration whose forward pass and rate they show.
@@ -946,6 +974,8 @@ class Run {
   // Each replica's flat gradient buffer holds, after the parameters' gradients, its loss and
   // the stop flag (SIGTERM seen), summed across workers with the gradients.
   static constexpr int kExtraSlots = 2;
+  // Gradient buckets of at least 1 MiB (256 Ki floats): PyTorch DDP's first bucket size.
+  static constexpr int64_t kBucketFloats = 256 * 1024;
 };
 
 }  // namespace

@@ -201,6 +201,19 @@ def test_two_workers_by_two_devices_match_one_worker_by_four(tmp_path):
         assert_same_weights(tmp_path / "a" / "m.caffemodel", tmp_path / "c" / "m.caffemodel", rtol=1e-3, atol=1e-4)
 
 
+def test_two_workers_summing_while_backward_runs_match_one_worker_by_two_byte_for_byte(tmp_path):
+    """2 workers x 1 device sum their gradients in buckets during the backward pass (the
+    LeNet-sized net has three); 1 worker x 2 devices sums its replicas after it. Each
+    element is the same a + b, so the models are the same bytes."""
+    conf = tmp_path / "solver.prototxt"
+    conf.write_text(solver(EXAMPLE / "lenet_train_test.prototxt", 40, 0))
+    log = train(conf, tmp_path / "a" / "m.caffemodel", workers=2)
+    assert "gradients summed across workers in 3 bucket(s) as the backward pass produces them" in log, log
+    log = train(conf, tmp_path / "b" / "m.caffemodel", workers=1, devices=2)
+    assert "bucket" not in log, log
+    assert (tmp_path / "a" / "m.caffemodel").read_bytes() == (tmp_path / "b" / "m.caffemodel").read_bytes()
+
+
 @pytest.mark.parametrize("net_text,where,what", [
     ('layer {\n  name: "d" type: "Data" top: "data" top: "label"\n  data_param { source: "x" batch_size: 1 }\n}\n'
      'layer {\n  name: "py"\n  type: "Python"\n  bottom: "data" top: "n"\n  python_param { module: "m" layer: "L" }\n}\n',
