@@ -48,6 +48,7 @@ Status JobStore::InsertAll(std::vector<JobRecord>& jobs) {
   for (JobRecord& job : jobs) {
     if (Status s = InsertLocked(job); !s.ok()) {
       (void)Exec("ROLLBACK");
+      name_totals_.Forget();
       return s;
     }
   }
@@ -72,6 +73,7 @@ Status JobStore::InsertLocked(JobRecord& job) {
   insert.Bind(4, std::string(Name(job.state)));
   insert.Bind(5, job.created_ms);
   if (insert.Step() != SQLITE_DONE) return Error("insert");
+  name_totals_.Added(job.spec.name);
   job.seq = sqlite3_last_insert_rowid(db_);
   job.id = JobIdFor(job.seq);
   Statement update(db_, "UPDATE jobs SET summary=?, detail=? WHERE seq=?");
@@ -158,11 +160,9 @@ int BindName(Statement& s, int i, const std::string& name, bool indexed) {
 // used when it matches at most a twentieth of the names, or kNarrowNameSearch names
 // (found out by reading at most that many from it: a few ms). The job count stands in for
 // the name count, which only a scan would give.
-bool JobStore::NameIndexNarrowsLocked(const std::string& name) {
+bool JobStore::NameIndexNarrowsLocked(const std::string& name, int64_t jobs) {
   if (!LongEnoughForTheNameIndex(name)) return false;
-  Statement jobs(db_, "SELECT TOTAL(n) FROM job_counts WHERE kind='state'");
-  if (!jobs.ok() || jobs.Step() != SQLITE_ROW) return false;
-  const int64_t narrow = std::max<int64_t>(kNarrowNameSearch, static_cast<int64_t>(jobs.Double(0)) / 20);
+  const int64_t narrow = std::max<int64_t>(kNarrowNameSearch, jobs / 20);
   Statement probe(db_, "SELECT COUNT(*) FROM (SELECT rowid FROM job_names WHERE job_names MATCH ? LIMIT ?)");
   if (!probe.ok()) return false;
   probe.Bind(1, Phrase(name));
@@ -170,33 +170,51 @@ bool JobStore::NameIndexNarrowsLocked(const std::string& name) {
   return probe.Step() == SQLITE_ROW && probe.Int(0) <= narrow;
 }
 
+Result<int64_t> JobStore::JobCountLocked() {
+  Statement count(db_, "SELECT TOTAL(n) FROM job_counts WHERE kind='state'");
+  if (!count.ok() || count.Step() != SQLITE_ROW) return Error("count jobs");
+  return static_cast<int64_t>(count.Double(0));
+}
+
 // The page's rows are found in a narrow index (a few bytes a job), then only its own
-// rows (summary and detail, about 2 KB each) are read. A name is searched for among the
-// distinct names in job_counts (NameCondition); the jobs of those names are then found
-// as PageIndexLocked says.
+// rows (summary and detail, about 2 KB each) are read. For the count, a name is searched
+// for among the distinct names in job_counts (NameCondition); the page then either finds
+// the jobs of those names through jobs_by_name, or walks jobs_by_seq newest first and
+// tests each job's name where the index holds it, as PageIndex says.
 Result<std::pair<std::vector<protocol::JobSummary>, int64_t>> JobStore::List(const JobFilter& filter) {
   std::lock_guard lock(mutex_);
-  const bool indexed = filter.name && NameIndexNarrowsLocked(*filter.name);
-  std::string where = " WHERE 1=1";
-  if (filter.state) where += " AND state=?";
-  if (filter.user) where += " AND user=?";
-  if (filter.name) where += " AND name IN (SELECT value FROM job_counts WHERE kind='name' AND n > 0" + NameCondition(indexed) + ")";
-  auto bind = [&](Statement& s) {
+  ASSIGN_OR_RETURN(const int64_t jobs_in_history, JobCountLocked());
+  const bool indexed = filter.name && NameIndexNarrowsLocked(*filter.name, jobs_in_history);
+  // The condition on jobs, the name tested among the distinct names or, `in_row`, in the row.
+  auto where = [&](bool in_row) {
+    std::string sql = " WHERE 1=1";
+    if (filter.state) sql += " AND state=?";
+    if (filter.user) sql += " AND user=?";
+    if (filter.name && in_row) sql += " AND instr(name, ?) > 0";
+    if (filter.name && !in_row) {
+      sql += " AND name IN (SELECT value FROM job_counts WHERE kind='name' AND n > 0" + NameCondition(indexed) + ")";
+    }
+    return sql;
+  };
+  auto bind = [&](Statement& s, bool in_row) {
     int i = 1;
     if (filter.state) s.Bind(i++, *filter.state);
     if (filter.user) s.Bind(i++, *filter.user);
-    if (filter.name) i = BindName(s, i, *filter.name, indexed);
+    if (filter.name && in_row) s.Bind(i++, *filter.name);
+    if (filter.name && !in_row) i = BindName(s, i, *filter.name, indexed);
     return i;
   };
-  ASSIGN_OR_RETURN(int64_t total, CountLocked(filter, where, NameCondition(indexed), bind));
+  ASSIGN_OR_RETURN(int64_t total, CountLocked(filter, where(false), NameCondition(indexed),
+                                              [&](Statement& s) { return bind(s, false); }, jobs_in_history));
   std::vector<protocol::JobSummary> jobs;
   if (filter.offset >= total) return std::make_pair(std::move(jobs), total);
-  ASSIGN_OR_RETURN(std::string index, PageIndexLocked(filter, total));
-  Statement select(db_, "SELECT jobs.summary FROM (SELECT seq FROM jobs" + index + where +
+  const std::string index = PageIndex(filter, total, jobs_in_history);
+  const bool in_row = filter.name && index == kBySeq;
+  Statement select(db_, "SELECT jobs.summary FROM (SELECT seq FROM jobs" + index + where(in_row) +
                             " ORDER BY seq DESC LIMIT ? OFFSET ?) AS page CROSS JOIN jobs ON jobs.seq = page.seq"
                             " ORDER BY page.seq DESC");
   if (!select.ok()) return Error("prepare list");
-  int next = bind(select);
+  int next = bind(select, in_row);
   select.Bind(next, static_cast<int64_t>(filter.limit));
   select.Bind(next + 1, static_cast<int64_t>(filter.offset));
   while (select.Step() == SQLITE_ROW) {
@@ -207,12 +225,18 @@ Result<std::pair<std::vector<protocol::JobSummary>, int64_t>> JobStore::List(con
   return std::make_pair(std::move(jobs), total);
 }
 
-// No filter, or one: the sum of job_counts' rows; a combination: the rows, through an index.
+// No filter, or one: the sum of job_counts' rows (a name's, remembered: name_totals_);
+// a combination: the rows, through an index.
 Result<int64_t> JobStore::CountLocked(const JobFilter& filter, const std::string& where,
-                                      const std::string& name_condition, const std::function<int(Statement&)>& bind) {
+                                      const std::string& name_condition, const std::function<int(Statement&)>& bind,
+                                      int64_t jobs_in_history) {
   int filters = filter.state.has_value() + filter.user.has_value() + filter.name.has_value();
+  if (filters == 0) return jobs_in_history;
+  const bool name_only = filters == 1 && filter.name;
+  if (name_only) {
+    if (auto total = name_totals_.Find(*filter.name, jobs_in_history)) return *total;
+  }
   std::string sql = "SELECT COUNT(*) FROM jobs" + where;
-  if (filters == 0) sql = "SELECT TOTAL(n) FROM job_counts WHERE kind='state'";
   if (filters == 1) {
     sql = std::string("SELECT TOTAL(n) FROM job_counts WHERE kind='") + (filter.state ? "state" : filter.user ? "user" : "name") +
           "'" + (filter.name ? name_condition : " AND value=?");
@@ -221,21 +245,21 @@ Result<int64_t> JobStore::CountLocked(const JobFilter& filter, const std::string
   if (!count.ok()) return Error("prepare count");
   bind(count);
   if (count.Step() != SQLITE_ROW) return Error("count");
-  return static_cast<int64_t>(count.Double(0));
+  const auto total = static_cast<int64_t>(count.Double(0));
+  if (name_only) name_totals_.Remember(*filter.name, total, jobs_in_history);
+  return total;
 }
 
 // Where the page's seqs are looked for. With only a name: through jobs_by_name, which
 // reads every match (`total`) and sorts them, or down jobs_by_seq, which reads about
 // (offset + limit) * all / total entries until the page is full; whichever reads fewer
 // (the second reads twice the work per entry). Otherwise SQLite's planner chooses.
-Result<std::string> JobStore::PageIndexLocked(const JobFilter& filter, int64_t total) {
+std::string JobStore::PageIndex(const JobFilter& filter, int64_t total, int64_t jobs_in_history) {
   if (filter.state || filter.user) return std::string();
-  if (!filter.name) return std::string(" INDEXED BY jobs_by_seq");
-  Statement count(db_, "SELECT TOTAL(n) FROM job_counts WHERE kind='state'");
-  if (!count.ok() || count.Step() != SQLITE_ROW) return Error("count");
-  double all = count.Double(0), matches = static_cast<double>(total);
+  if (!filter.name) return kBySeq;
+  double all = static_cast<double>(jobs_in_history), matches = static_cast<double>(total);
   double scanned = (static_cast<double>(filter.offset) + filter.limit) * all / matches;
-  return std::string(matches <= 2 * scanned ? " INDEXED BY jobs_by_name" : " INDEXED BY jobs_by_seq");
+  return matches <= 2 * scanned ? " INDEXED BY jobs_by_name" : kBySeq;
 }
 
 }  // namespace shoal

@@ -9,7 +9,10 @@
 //    1,000,000 jobs a page takes a few ms. A name search of 3 characters or more that
 //    few names match is answered through the names' trigram index;
 //    a shorter or broader one reads every distinct name (its cost grows with how many
-//    names differ, not with how many jobs there are).
+//    names differ, not with how many jobs there are), once: the total is remembered
+//    (NameSearchTotals) and kept exact as jobs are added, so the same search again, or
+//    its next page, costs a few ms. A broad search's page walks the newest jobs and tests
+//    each name; it never lists the matching names.
 //  - Errors name the database file.
 //  - Time series (samples, metric points) live in SeriesStore's tables, not here.
 // Thread-safety: one connection guarded by an internal mutex; safe from any thread.
@@ -25,6 +28,7 @@
 
 #include "common/status.h"
 #include "server/job_record.h"
+#include "server/name_search_totals.h"
 
 struct sqlite3;
 
@@ -61,20 +65,24 @@ class JobStore {
   Status InsertLocked(JobRecord& job);  // REQUIRES mutex_
   // How many jobs match; `where` and `bind` are List's. REQUIRES mutex_
   Result<int64_t> CountLocked(const JobFilter& filter, const std::string& where, const std::string& name_condition,
-                              const std::function<int(Statement&)>& bind);
+                              const std::function<int(Statement&)>& bind, int64_t jobs_in_history);
+  // How many jobs the history holds, from job_counts. REQUIRES mutex_
+  Result<int64_t> JobCountLocked();
   // Whether the names' trigram index narrows a search for `name` to at most a twentieth
   // of the jobs or kNarrowNameSearch names (else every distinct name is read: faster for
   // broad searches).
-  bool NameIndexNarrowsLocked(const std::string& name);
+  bool NameIndexNarrowsLocked(const std::string& name, int64_t jobs_in_history);
   static constexpr int kNarrowNameSearch = 2000;
-  // " INDEXED BY ..." for the query of List's page, or "". REQUIRES mutex_
-  Result<std::string> PageIndexLocked(const JobFilter& filter, int64_t total);
+  // " INDEXED BY ..." for the query of List's page, or "".
+  static std::string PageIndex(const JobFilter& filter, int64_t total, int64_t jobs_in_history);
+  static constexpr const char* kBySeq = " INDEXED BY jobs_by_seq";
   Status Exec(const std::string& sql);
   Status Error(const std::string& what);
 
   std::mutex mutex_;
   sqlite3* db_;
   std::string path_;
+  NameSearchTotals name_totals_;  // GUARDED_BY mutex_
 };
 
 }  // namespace shoal

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include <sqlite3.h>
+
 #include "server/job_store.h"
 
 namespace shoal {
@@ -125,6 +127,32 @@ TEST_F(JobStoreList, CountsFollowEachJobsStateChanges) {
     ExpectSameAsBruteForce(JobFilter{.state = "QUEUED"});
     ExpectSameAsBruteForce(JobFilter{});
   }
+}
+
+// A search's total is remembered (NameSearchTotals): it stays exact as jobs are added
+// between searches, and a job another writer adds makes it counted again.
+TEST_F(JobStoreList, ARepeatedSearchStaysExactAsJobsAreAddedByThisStoreOrAnother) {
+  const std::vector<std::string> queries = {"train", "train-1", "ddp", "n-", "", "zzz"};
+  const std::vector<std::string> names = {"train-1", "train-12", "mnist_ddp", "bert"};
+  for (int round = 0; round < 12; ++round) {
+    for (const auto& query : queries) {
+      ExpectSameAsBruteForce(JobFilter{.name = query, .limit = 3, .offset = round % 4});
+    }
+    ASSERT_NO_FATAL_FAILURE(Add(names[round % names.size()], "ann", JobState::kSucceeded));
+  }
+  auto before = store_->List(JobFilter{.name = "train"});
+  ASSERT_TRUE(before.ok());
+  sqlite3* other = nullptr;
+  ASSERT_EQ(sqlite3_open(path_.c_str(), &other), SQLITE_OK);
+  EXPECT_EQ(sqlite3_exec(other,
+                         "INSERT INTO jobs(name, user, framework, state, created_ms, summary, detail) "
+                         "VALUES('train-other', 'bob', '', 'SUCCEEDED', 0, '{}', '{}')",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(other);
+  auto after = store_->List(JobFilter{.name = "train"});
+  ASSERT_TRUE(after.ok());
+  EXPECT_EQ(after->second, before->second + 1);
 }
 
 }  // namespace
