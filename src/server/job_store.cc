@@ -178,13 +178,20 @@ Result<int64_t> JobStore::JobCountLocked() {
 
 // The page's rows are found in a narrow index (a few bytes a job), then only its own
 // rows (summary and detail, about 2 KB each) are read. For the count, a name is searched
-// for among the distinct names in job_counts (NameCondition); the page then either finds
+// for among the distinct names in job_counts (NameCondition), once: a name-only total is
+// remembered (name_totals_) and kept exact. The page then either finds
 // the jobs of those names through jobs_by_name, or walks jobs_by_seq newest first and
 // tests each job's name where the index holds it, as PageIndex says.
 Result<std::pair<std::vector<protocol::JobSummary>, int64_t>> JobStore::List(const JobFilter& filter) {
   std::lock_guard lock(mutex_);
   ASSIGN_OR_RETURN(const int64_t jobs_in_history, JobCountLocked());
-  const bool indexed = filter.name && NameIndexNarrowsLocked(*filter.name, jobs_in_history);
+  // Whether the trigram index narrows the name (a probe of a few ms): asked only when
+  // the distinct names are searched, not when a remembered total and a walk suffice.
+  std::optional<bool> narrows;
+  auto indexed = [&] {
+    if (!narrows) narrows = filter.name && NameIndexNarrowsLocked(*filter.name, jobs_in_history);
+    return *narrows;
+  };
   // The condition on jobs, the name tested among the distinct names or, `in_row`, in the row.
   auto where = [&](bool in_row) {
     std::string sql = " WHERE 1=1";
@@ -192,7 +199,7 @@ Result<std::pair<std::vector<protocol::JobSummary>, int64_t>> JobStore::List(con
     if (filter.user) sql += " AND user=?";
     if (filter.name && in_row) sql += " AND instr(name, ?) > 0";
     if (filter.name && !in_row) {
-      sql += " AND name IN (SELECT value FROM job_counts WHERE kind='name' AND n > 0" + NameCondition(indexed) + ")";
+      sql += " AND name IN (SELECT value FROM job_counts WHERE kind='name' AND n > 0" + NameCondition(indexed()) + ")";
     }
     return sql;
   };
@@ -201,11 +208,19 @@ Result<std::pair<std::vector<protocol::JobSummary>, int64_t>> JobStore::List(con
     if (filter.state) s.Bind(i++, *filter.state);
     if (filter.user) s.Bind(i++, *filter.user);
     if (filter.name && in_row) s.Bind(i++, *filter.name);
-    if (filter.name && !in_row) i = BindName(s, i, *filter.name, indexed);
+    if (filter.name && !in_row) i = BindName(s, i, *filter.name, indexed());
     return i;
   };
-  ASSIGN_OR_RETURN(int64_t total, CountLocked(filter, where(false), NameCondition(indexed),
-                                              [&](Statement& s) { return bind(s, false); }, jobs_in_history));
+  const bool name_only = filter.name && !filter.state && !filter.user;
+  std::optional<int64_t> remembered = name_only ? name_totals_.Find(*filter.name, jobs_in_history) : std::nullopt;
+  int64_t total = 0;
+  if (remembered) {
+    total = *remembered;
+  } else {
+    ASSIGN_OR_RETURN(total, CountLocked(filter, where(false), filter.name ? NameCondition(indexed()) : std::string(),
+                                        [&](Statement& s) { return bind(s, false); }, jobs_in_history));
+    if (name_only) name_totals_.Remember(*filter.name, total, jobs_in_history);
+  }
   std::vector<protocol::JobSummary> jobs;
   if (filter.offset >= total) return std::make_pair(std::move(jobs), total);
   const std::string index = PageIndex(filter, total, jobs_in_history);
@@ -225,17 +240,12 @@ Result<std::pair<std::vector<protocol::JobSummary>, int64_t>> JobStore::List(con
   return std::make_pair(std::move(jobs), total);
 }
 
-// No filter, or one: the sum of job_counts' rows (a name's, remembered: name_totals_);
-// a combination: the rows, through an index.
+// No filter, or one: the sum of job_counts' rows; a combination: the rows, through an index.
 Result<int64_t> JobStore::CountLocked(const JobFilter& filter, const std::string& where,
                                       const std::string& name_condition, const std::function<int(Statement&)>& bind,
                                       int64_t jobs_in_history) {
   int filters = filter.state.has_value() + filter.user.has_value() + filter.name.has_value();
   if (filters == 0) return jobs_in_history;
-  const bool name_only = filters == 1 && filter.name;
-  if (name_only) {
-    if (auto total = name_totals_.Find(*filter.name, jobs_in_history)) return *total;
-  }
   std::string sql = "SELECT COUNT(*) FROM jobs" + where;
   if (filters == 1) {
     sql = std::string("SELECT TOTAL(n) FROM job_counts WHERE kind='") + (filter.state ? "state" : filter.user ? "user" : "name") +
@@ -245,9 +255,7 @@ Result<int64_t> JobStore::CountLocked(const JobFilter& filter, const std::string
   if (!count.ok()) return Error("prepare count");
   bind(count);
   if (count.Step() != SQLITE_ROW) return Error("count");
-  const auto total = static_cast<int64_t>(count.Double(0));
-  if (name_only) name_totals_.Remember(*filter.name, total, jobs_in_history);
-  return total;
+  return static_cast<int64_t>(count.Double(0));
 }
 
 // Where the page's seqs are looked for. With only a name: through jobs_by_name, which
