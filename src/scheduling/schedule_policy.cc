@@ -57,6 +57,8 @@ class Pass {
     const QueueSpec* queue;
     Resources need;
     bool within_guarantee;  // starting it keeps its queue within its guarantee
+    bool below_guarantee;   // its queue is below its guarantee (in dominant share) now
+    double ratio_after;     // its queue's dominant share over its guarantee with it started
   };
 
  public:
@@ -207,7 +209,9 @@ class Pass {
     }
     if (config_.order == OrderPolicy::kFairShare && !starved_queues_.count(job.queue)) {
       starved_queues_.insert(job.queue);  // only a queue's first job that lacks room may preempt
-      heads_.push_back(Head{&job, queue, need, WithinLimit(ShareOf(in_.cluster.capacity, queue->guarantee), queue_used, need)});
+      heads_.push_back(Head{&job, queue, need, WithinLimit(ShareOf(in_.cluster.capacity, queue->guarantee), queue_used, need),
+                            queue->guarantee > 0 && QueueRatio(job.queue, Resources{}) < 1 - 1e-9,
+                            QueueRatio(job.queue, need)});
     }
     if (!config_.backfill) {
       head_of_line_ = job.id;
@@ -245,11 +249,16 @@ class Pass {
   }
 
   // Makes room for a queue's first job that lacks it: first by taking back what other
-  // queues borrowed (when the job keeps its queue within its guarantee), else, where its
-  // queue allows it, from its queue's jobs of lower priority.
+  // queues borrowed (when its queue is below its guarantee: freely when the job keeps it
+  // within, else only from queues that stay at least as far above their guarantees as the
+  // job takes its own), else, where its queue allows it, from its queue's jobs of lower
+  // priority.
   void PreemptFor(const Head& head) {
     if (RoomOnItsWay().Fits(head.need)) return;  // what is already on its way back is enough
-    if (head.within_guarantee && TakeBackFromBorrowers(*head.job, head.need)) return;
+    if (head.within_guarantee && TakeBackFromBorrowers(*head.job, head.need, 0)) return;
+    if (!head.within_guarantee && head.below_guarantee && TakeBackFromBorrowers(*head.job, head.need, head.ratio_after)) {
+      return;
+    }
     if (head.queue->preempt_lower_priority && PreemptLowerPriorities(*head.job, head.need)) return;
     if (!config_.service_levels.empty()) PreemptMoreAttained(*head.job, head.need);
   }
@@ -293,15 +302,22 @@ class Pass {
   }
 
   // Running jobs of queues above their guarantees; a queue gives up jobs only while it
-  // stays above its guarantee. True when they make room for `job`.
-  bool TakeBackFromBorrowers(const PendingJob& job, const Resources& need) {
+  // is above its guarantee, and while its dominant share over its guarantee stays at
+  // least `floor` without them (a queue with no guarantee: always). The floor is what a
+  // job that takes its own queue beyond its guarantee brings that queue to: the queues it
+  // takes from end no nearer their guarantees than it, so they cannot take back in turn.
+  // True when they make room for `job`.
+  bool TakeBackFromBorrowers(const PendingJob& job, const Resources& need, double floor) {
     std::map<std::string, Resources> used = queue_used_;
     auto take_if_borrowing = [&](const RunningJob& running) {
       if (running.queue == job.queue) return false;
       const QueueSpec* queue = config_.FindQueue(running.queue);
       double guarantee = queue ? queue->guarantee : 0;
       if (DominantShare(used[running.queue], in_.cluster.capacity) <= guarantee + 1e-9) return false;  // not borrowing
-      used[running.queue] -= running.total;
+      Resources without = used[running.queue];
+      without -= running.total;
+      if (guarantee > 0 && DominantShare(without, in_.cluster.capacity) / guarantee < floor - 1e-9) return false;
+      used[running.queue] = without;
       return true;
     };
     std::vector<const RunningJob*> victims = VictimsToMakeRoom(need, take_if_borrowing);

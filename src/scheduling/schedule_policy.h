@@ -34,7 +34,11 @@
 //    (borrowers) are chosen to make room: lowest priority first, then the youngest, and
 //    only as many as the job needs; a queue gives up jobs only while it is above its
 //    guarantee. Nothing is chosen when all the borrowers' jobs together would not make
-//    room. Jobs already being preempted count as room on their way.
+//    room. Jobs already being preempted count as room on their way. When starting the
+//    job would take its queue (below its guarantee now) beyond its guarantee, to R times
+//    it in dominant share, the same rule takes back only from queues that stay at R times
+//    their own guarantees or more without the jobs taken (queues with no guarantee
+//    always): they cannot take back in turn.
 //  - Preemption by priority (kFairShare, when `preemption` is on and the queue has
 //    `preempt_lower_priority`): when a queue's first job that lacks room (in the queue's
 //    order) still lacks it after the rule above, running jobs of the same queue with a

@@ -260,6 +260,39 @@ TEST(SchedulePolicy, AQueueBelowItsGuaranteeTakesBackWhatItLentYoungestLowestFir
   EXPECT_TRUE(Schedule(Cluster(config, 8, {In(Job("r", 3, 1), "research", "ann")}, running)).preempt.empty());
 }
 
+// A job larger than what its queue's guarantee has left still takes back, from queues
+// that stay at least as far above their guarantees as it takes its own, so the queues it
+// takes from cannot take back in turn (a queue guaranteed 2.7 GPUs with 1-GPU jobs would
+// otherwise never get its third).
+TEST(SchedulePolicy, AJobBeyondItsQueuesGuaranteeTakesBackOnlyFromQueuesThatStayFurtherAbove) {
+  SchedulingConfig config = Config();
+  auto one_cpu_jobs = [](const std::string& queue, int count) {
+    std::vector<RunningJob> jobs;
+    for (int i = 0; i < count; ++i) {
+      jobs.push_back(Started(Running(queue + std::to_string(i), 1, 0, queue, "bob"), (i + 1) * kMinute));
+    }
+    return jobs;
+  };
+  // research (guaranteed 2 of 8 CPUs) runs nothing and wants 3: 1.5x its guarantee.
+  // batch, guaranteed 2, runs all 8 (4x); without 3 of them it is still at 2.5x.
+  config.queues = {QueueSpec{"default", 0, 1, {}}, QueueSpec{"research", 0.25, 1, {}}, QueueSpec{"batch", 0.25, 1, {}}};
+  ScheduleDecision decision = Schedule(Cluster(config, 8, {In(Job("r", 3, 1), "research", "ann")}, one_cpu_jobs("batch", 8)));
+  std::vector<std::string> victims;
+  for (const Preemption& p : decision.preempt) victims.push_back(p.job_id);
+  EXPECT_EQ(victims, (std::vector<std::string>{"batch0", "batch1", "batch2"})) << "the youngest three";
+
+  // batch guaranteed 4: without 3 jobs it would be at 1.25x, nearer its guarantee than
+  // research would be beyond its own (1.5x); nothing is taken.
+  config.queues[2].guarantee = 0.5;
+  EXPECT_TRUE(Schedule(Cluster(config, 8, {In(Job("r", 3, 1), "research", "ann")}, one_cpu_jobs("batch", 8))).preempt.empty());
+
+  // research already at its guarantee: it takes nothing for a job beyond it.
+  std::vector<RunningJob> running = one_cpu_jobs("batch", 6);
+  for (RunningJob& job : one_cpu_jobs("research", 2)) running.push_back(job);
+  config.queues[2].guarantee = 0.25;
+  EXPECT_TRUE(Schedule(Cluster(config, 8, {In(Job("r", 1, 1), "research", "ann")}, running)).preempt.empty());
+}
+
 // One queue, research, with the whole cluster; its running jobs, by priority and age.
 std::vector<RunningJob> ResearchRunning() {
   auto research_job = [](const std::string& id, int64_t started_ago, int priority) {
