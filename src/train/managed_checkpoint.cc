@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <regex>
@@ -98,6 +99,30 @@ StopOnSignals::~StopOnSignals() {
 bool StopRequested() { return g_stop_signal.load() != 0; }
 
 int StopSignal() { return g_stop_signal.load(); }
+
+namespace {
+constexpr float kSigintVote = 1;
+constexpr float kSigtermVote = 1024;
+}  // namespace
+
+float StopVote() {
+  switch (StopSignal()) {
+    case SIGINT: return kSigintVote;
+    case SIGTERM: return kSigtermVote;
+    default: return 0;
+  }
+}
+
+int SignalOfVotes(float sum) {
+  const auto votes = static_cast<int64_t>(std::lround(sum));
+  if (votes >= static_cast<int64_t>(kSigtermVote)) return SIGTERM;
+  return votes > 0 ? SIGINT : 0;
+}
+
+void AdoptStopSignal(int signal) {
+  int none = 0;
+  g_stop_signal.compare_exchange_strong(none, signal);
+}
 
 std::string StopSignalName() {
   switch (StopSignal()) {

@@ -54,4 +54,14 @@ bool StopRequested();
 int StopSignal();               // the signal that requested the stop (0: none)
 std::string StopSignalName();   // "SIGINT", "SIGTERM" ("" when none)
 
+// Workers stop together: each adds its vote to a sum every worker sees. A vote is 0 (no
+// stop asked), 1 (SIGINT) or 1024 (SIGTERM), so a sum of up to 16,383 votes is exact in
+// a float and names the signals in it; SignalOfVotes gives SIGTERM when any worker got
+// it, else SIGINT, else 0.
+float StopVote();
+int SignalOfVotes(float sum);
+// A stop another worker was asked for, taken as this process's own when it was asked for
+// none (its name in the log, 128 + it as the exit status).
+void AdoptStopSignal(int signal);
+
 }  // namespace shoal::train

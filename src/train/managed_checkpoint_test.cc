@@ -25,6 +25,23 @@ TEST(StopOnSignals, TheFirstSignalAsksForTheStopAndNamesIt) {
   struct sigaction after {};
   sigaction(SIGTERM, nullptr, &after);
   EXPECT_EQ(after.sa_handler, SIG_DFL);  // outside training a signal ends the process
+  // Its vote, and another worker's signal adopted only when this one had none.
+  EXPECT_EQ(SignalOfVotes(StopVote()), SIGINT);
+  AdoptStopSignal(SIGTERM);
+  EXPECT_EQ(StopSignal(), SIGINT);
+}
+
+TEST(StopVotes, ASumNamesSigtermWhenAnyWorkerGotItElseSigint) {
+  EXPECT_EQ(SignalOfVotes(0), 0);
+  EXPECT_EQ(SignalOfVotes(1), SIGINT);
+  EXPECT_EQ(SignalOfVotes(7), SIGINT);
+  EXPECT_EQ(SignalOfVotes(1024), SIGTERM);
+  EXPECT_EQ(SignalOfVotes(1024 + 3), SIGTERM);
+  EXPECT_EQ(SignalOfVotes(16383.0f * 1024), SIGTERM);
+  // The trainer reads the sum averaged over the replicas and scales it back.
+  const float averaged = 1024.0f * (1.0f / 3.0f);
+  EXPECT_EQ(SignalOfVotes(averaged * 3.0f), SIGTERM);
+  EXPECT_EQ(SignalOfVotes((1.0f / 7.0f) * 7.0f), SIGINT);
 }
 
 }  // namespace

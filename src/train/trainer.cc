@@ -769,7 +769,7 @@ class Run {
         if (display_now) outputs[d] = OutputsOf(*nets_[d], *blobs);
         torch::NoGradGuard no_grad;
         grads_[d][total] = loss.detach();
-        if (d == 0 && StopRequested()) grads_[d][total + 1] = 1.0f;  // summed: every worker learns it
+        if (d == 0) grads_[d][total + 1] = StopVote();  // summed: every worker learns it
         for (const auto& b : nets_[d]->layout().blobs) {
           if (!b.learnable) grads_[d].narrow(0, b.offset, b.numel).copy_(values_[d].narrow(0, b.offset, b.numel));
         }
@@ -791,19 +791,23 @@ class Run {
       }
       ApplyUpdate(solver_, solver_state_, values_[0], sum.narrow(0, 0, total), rate, iter);
       for (int d = 1; d < D; ++d) values_[d].copy_(values_[0]);
-      const bool stop = sum[total + 1].item<float>() > 0;
+      const int stop_signal = SignalOfVotes(sum[total + 1].item<float>() * static_cast<float>(layout_.replicas));
       ++iter;
       if (iter % check_every == 0 || iter == max_iter) RETURN_IF_ERROR(CheckReplicas(iter));
       if (solver_.snapshot() > 0 && iter % solver_.snapshot() == 0) {
         RETURN_IF_ERROR(Snapshot(iter));
         last_snapshot = iter;
       }
-      if (stop) {
+      if (stop_signal) {
         // SIGINT or SIGTERM reached a worker (Ctrl-C, a preemption): every worker stops at
-        // this iteration, after its snapshot (Caffe's default, sigint_effect stop).
+        // this iteration, after its snapshot (Caffe's default, sigint_effect stop), and
+        // ends as signalled, also one whose own signal has not arrived yet.
+        const bool own = StopRequested();
+        AdoptStopSignal(stop_signal);
         if (last_snapshot != iter) RETURN_IF_ERROR(Snapshot(iter));
         if (Leader()) Log(kLogStoppedEarly, "Optimization stopped early.");
-        return Aborted("stopped by " + StopSignalName() + " at iteration " + std::to_string(iter) + ", after its snapshot");
+        return Aborted("stopped by " + StopSignalName() + " at iteration " + std::to_string(iter) +
+                       (own ? "" : " (sent to another worker)") + ", after its snapshot");
       }
     }
     double secs = std::chrono::duration<double>(Clock::now() - start).count();
