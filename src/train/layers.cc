@@ -90,6 +90,22 @@ Result<Tops> Convolution(LayerContext& c) {
   return Tops{torch::conv2d(x, w, b, stride, pad, dil, group)};
 }
 
+// x (..., K) times w (out, K), plus b: torch::linear's result. On the CPU, where LibTorch
+// has oneDNN, computed as a 1 x 1 convolution: LibTorch's linear multiplies through its
+// BLAS, which on Debian is the reference one, and oneDNN's convolution does the same
+// arithmetic 7.8x faster (LeNet's 800 x 500 layer, batch 64, forward and backward, one
+// thread: 44 ms against 5.6 ms; results equal to 1e-4, the same bytes run after run and
+// with 1 or 2 threads).
+torch::Tensor Linear(const torch::Tensor& x, const torch::Tensor& w, const torch::Tensor& b) {
+  if (!x.is_cpu() || x.scalar_type() != torch::kFloat || x.dim() < 1 || x.numel() == 0 || !at::hasMKLDNN()) {
+    return torch::linear(x, w, b);
+  }
+  std::vector<int64_t> shape = x.sizes().vec();
+  shape.back() = w.size(0);
+  torch::Tensor rows = x.reshape({-1, x.size(-1), 1, 1});
+  return torch::conv2d(rows, w.reshape({w.size(0), w.size(1), 1, 1}), b).reshape(shape);
+}
+
 Result<Tops> InnerProduct(LayerContext& c) {
   const auto& p = c.layer.inner_product_param();
   const torch::Tensor& x = c.bottoms[0];
@@ -100,7 +116,7 @@ Result<Tops> InnerProduct(LayerContext& c) {
   torch::Tensor w = c.param(shape, p.weight_filler(), true);
   torch::Tensor b;
   if (p.bias_term()) b = c.param({p.num_output()}, p.has_bias_filler() ? p.bias_filler() : Constant(0), true);
-  return Tops{torch::linear(flat, p.transpose() ? w.t() : w, b)};
+  return Tops{Linear(flat, p.transpose() ? w.t() : w, b)};
 }
 
 Result<Tops> Pooling(LayerContext& c) {

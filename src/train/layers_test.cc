@@ -155,6 +155,36 @@ TEST(Layers, InnerProductTransposeKeepsTheWeightAsKByN) {
   ExpectNear(y[0], {9, 12});
 }
 
+// InnerProduct runs as a 1 x 1 convolution where oneDNN is there: its output and every
+// gradient are torch::linear's, for the usual axis, a later axis and a transposed weight.
+TEST(Layers, InnerProductGivesLinearsOutputAndGradients) {
+  struct Case {
+    std::string param;
+    std::vector<int64_t> input;
+    bool transpose;
+  };
+  for (const Case& c : {Case{"num_output: 5", {4, 3, 2, 2}, false}, Case{"num_output: 5 axis: 2", {2, 3, 4, 2}, false},
+                        Case{"num_output: 5 transpose: true", {4, 6}, true}}) {
+    torch::manual_seed(3);
+    torch::Tensor x = torch::randn(c.input).requires_grad_(true);
+    LayerRun run;
+    auto y = run(Layer("name: 'ip' type: 'InnerProduct' inner_product_param { " + c.param +
+                       " weight_filler { type: 'gaussian' } bias_filler { type: 'gaussian' } }"),
+                 {x});
+    ASSERT_EQ(run.params.size(), 2u) << c.param;
+    torch::Tensor w = run.params[0], b = run.params[1];
+    torch::Tensor g = torch::randn(y[0].sizes());
+    auto grads = torch::autograd::grad({y[0]}, {x, w, b}, {g});
+    torch::Tensor x2 = x.detach().clone().requires_grad_(true), w2 = w.detach().clone().requires_grad_(true),
+                  b2 = b.detach().clone().requires_grad_(true);
+    int axis = c.param.find("axis: 2") != std::string::npos ? 2 : 1;
+    torch::Tensor want = torch::linear(x2.flatten(axis), c.transpose ? w2.t() : w2, b2);
+    auto want_grads = torch::autograd::grad({want}, {x2, w2, b2}, {g});
+    EXPECT_TRUE(torch::allclose(y[0], want, 1e-5, 1e-5)) << c.param;
+    for (int i = 0; i < 3; ++i) EXPECT_TRUE(torch::allclose(grads[i], want_grads[i], 1e-5, 1e-5)) << c.param << " gradient " << i;
+  }
+}
+
 TEST(Layers, DeconvolutionHasCaffesBlobShapeAndOutputSize) {
   LayerRun run;
   auto y = run(Layer("name: 'd' type: 'Deconvolution' convolution_param { num_output: 4 kernel_size: 2 stride: 2 }"), {torch::zeros({1, 2, 3, 3})});
