@@ -486,6 +486,32 @@ def test_a_signal_snapshots_then_exits_128_plus_it(tmp_path, sig):
     assert (out / f"m_iter_{stopped_at}.caffemodel").exists() and (out / f"m_iter_{stopped_at}.solverstate").exists(), log
 
 
+def test_a_signal_to_one_worker_stops_both_and_each_exits_as_signalled(tmp_path):
+    """SIGTERM to rank 1 only (a preemption whose signal reaches one worker first): both
+    stop at the same iteration, and rank 0, never signalled itself, names the signal,
+    says it went to another worker and exits 143 too."""
+    net = tmp_path / "small.prototxt"
+    net.write_text(SMALL_NET)
+    conf = tmp_path / "solver.prototxt"
+    conf.write_text(solver(net, 1000000).replace("display: 50", "display: 10"))
+    rdv = tmp_path / "rdv"
+    rdv.mkdir()
+    procs = [subprocess.Popen([SHOAL, "train", "-train", "-conf", str(conf), "-model", str(tmp_path / "out" / "m.caffemodel"),
+                               "-threads", "1", "-clusterSize", "2", "-rank", str(rank), "-rendezvous", str(rdv)],
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) for rank in (0, 1)]
+    seen = []
+    for line in procs[0].stdout:
+        seen.append(line)
+        if re.search(r"\] Iteration 20 \(", line):
+            procs[1].send_signal(signal.SIGTERM)
+            break
+    logs = ["".join(seen) + procs[0].communicate(timeout=120)[0], procs[1].communicate(timeout=120)[0]]
+    assert [p.returncode for p in procs] == [143, 143], logs
+    leader = re.search(r"stopped by SIGTERM at iteration (\d+) \(sent to another worker\), after its snapshot", logs[0])
+    signalled = re.search(r"stopped by SIGTERM at iteration (\d+), after its snapshot", logs[1])
+    assert leader and signalled and leader.group(1) == signalled.group(1), logs
+
+
 def test_file_uris_are_paths_and_bad_ones_are_refused(tmp_path):
     conf = small_solver(tmp_path, max_iter=3)
     train(conf, f"file:{tmp_path}/out/m.caffemodel", cwd=tmp_path)
