@@ -112,6 +112,14 @@ class ContainerLauncher {
  public:
   virtual ~ContainerLauncher() = default;
   virtual Result<std::string> Launch(const ContainerLaunch& launch) = 0;  // returns a container id
+  // The containers of an attempt's start, each one's id or error in the same order. By
+  // default each is launched alone; a launcher may start several as one (on Slurm, one
+  // step for a role's tasks), and each still has an id of its own.
+  virtual std::vector<Result<std::string>> LaunchAll(const std::vector<ContainerLaunch>& launches) {
+    std::vector<Result<std::string>> ids;
+    for (const ContainerLaunch& launch : launches) ids.push_back(Launch(launch));
+    return ids;
+  }
   virtual void Stop(const std::string& container_id, int grace_ms) = 0;
   virtual void Kill(const std::string& container_id) = 0;
   // Containers that ended since the last call, with how they ended.

@@ -387,6 +387,8 @@ void ApplicationMaster::LaunchContainers() {
   for (const char* marker : {"SHOAL_JOB_ID", "SHOAL_ATTEMPT", "SHOAL_ATTEMPT_DIR"}) {
     if (const char* value = std::getenv(marker)) env[marker] = value;
   }
+  std::vector<ContainerLaunch> launches;
+  std::vector<int> ranks;
   for (const TaskStatus& task : std::vector<TaskStatus>(tracker_->tasks())) {
     std::string base = options_.attempt_dir + "/" + task.role + "-" + std::to_string(task.index);
     ContainerLaunch launch{options_.job_id,
@@ -402,10 +404,14 @@ void ApplicationMaster::LaunchContainers() {
                            base + ".agent.log",
                            spec_.FindRole(task.role)->resources};
     launch.env[kTaskTokenVariable] = tokens_.ForTask(task.rank);
-    auto id = launcher_.Launch(launch);
-    std::lock_guard lock(mutex_);
-    if (id.ok()) tracker_->Launched(task.rank, *id);
-    else tracker_->LaunchFailed(task.rank, id.status().message());
+    launches.push_back(std::move(launch));
+    ranks.push_back(task.rank);
+  }
+  std::vector<Result<std::string>> ids = launcher_.LaunchAll(launches);
+  std::lock_guard lock(mutex_);
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    if (ids[i].ok()) tracker_->Launched(ranks[i], *ids[i]);
+    else tracker_->LaunchFailed(ranks[i], ids[i].status().message());
   }
 }
 

@@ -360,6 +360,65 @@ roles:
     assert tasks[("worker", 0)]["exit_code"] == 0, tasks[("worker", 0)]
 
 
+
+def test_a_roles_tasks_share_one_step_and_one_killed_agent_is_known_at_once(on_slurm, tmp_path):
+    """The agents of a role's tasks run as one srun step, as a plain `srun --ntasks=2` does;
+    when one agent is killed, srun's own words say so at once (not the heartbeat timeout),
+    the other task's program gets SIGTERM first, and no program is left."""
+    marker = tmp_path / "got"
+    spec = write_spec(tmp_path, f"""
+name: shared-step
+cluster: slurm
+max_attempts: 1
+roles:
+  worker: {{instances: 2, memory: 100M, command: {json.dumps(TRAPS_TERM.format(marker=marker))}}}
+""")
+    job = on_slurm.submit(spec)
+    wait_for(lambda: all("ready" in on_slurm.logs(job, index=i) for i in (0, 1)), 60, what="both programs to start")
+    steps = [line.split() for line in slurm("squeue", "-h", "--steps", "-o", "%i %j").splitlines()]
+    assert [name for _, name in steps if name.startswith("shoal-")] == ["shoal-worker"], steps
+    program = tasks_of(on_slurm.status(job))[("worker", 1)]["pid"]
+    agent = parent_of(program)
+    command_line = (Path("/proc") / str(agent) / "cmdline").read_bytes().split(b"\0")
+    assert b"container" in command_line and b"--index-from-env" in command_line, command_line
+    os.kill(agent, signal.SIGKILL)
+    detail = on_slurm.wait_state(job, ("FAILED", "SUCCEEDED", "KILLED"), timeout=60)
+    assert detail["state"] == "FAILED", detail
+    killed = tasks_of(detail)[("worker", 1)]
+    assert "the container ended before its task did (killed by signal 9" in killed["message"], killed
+    assert (tmp_path / "got.0").read_text() == "TERM\n", on_slurm.log_tails()
+    wait_for(lambda: not command_lines_with(str(marker)), 30, what=f"no program left: {command_lines_with(str(marker))}")
+
+
+# Reads every ancestor's environment it may read and prints each Shoal token variable
+# that still has a value there.
+SHOWS_TOKENS = r"""/usr/bin/python3 -c '
+import os
+pid, seen = os.getpid(), []
+while pid > 1:
+    try:
+        entries = open(f"/proc/{pid}/environ", "rb").read().split(b"\0")
+        seen += [e.decode() for e in entries if e.startswith(b"SHOAL_TASK_TOKEN") and e.split(b"=", 1)[1].strip(b"\0")]
+    except OSError:
+        pass
+    pid = int(open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[1])
+print("tokens seen:", len(seen), seen)
+'"""
+
+
+def test_no_program_finds_a_task_token_in_its_agents_memory(on_slurm, tmp_path):
+    spec = write_spec(tmp_path, f"""
+name: tokens
+cluster: slurm
+roles:
+  worker: {{instances: 2, memory: 100M, command: {json.dumps(SHOWS_TOKENS)}}}
+""")
+    _, job = on_slurm.run_job(spec, check=0)
+    for index in (0, 1):
+        log = on_slurm.logs(job, index=index)
+        assert "tokens seen: 0 []" in log, log
+
+
 IDENTITY_JOBS = "/tmp/shoal-slurm-identity-jobs"
 
 

@@ -6,6 +6,7 @@
 #include <sstream>
 #include <thread>
 
+#include "backend/slurm/role_step.h"
 #include "backend/slurm/slurm_job.h"
 #include "backend/slurm/slurm_job_options.h"
 #include "common/files.h"
@@ -118,7 +119,9 @@ Result<AttemptHandle> SlurmBackend::StartAttempt(const AttemptLaunch& launch) {
   job.am_argv = {executable_, "am", "--server", launch.server_url, "--job", launch.job_id,
                  "--attempt", std::to_string(launch.attempt), "--dir", launch.attempt_dir, "--backend", "slurm",
                  "--server-info", launch.server_info};
-  job.env = {{"SHOAL_JOB_ID", launch.job_id}, {"SHOAL_ATTEMPT", std::to_string(launch.attempt)}};
+  job.env = {{"SHOAL_JOB_ID", launch.job_id},
+             {"SHOAL_ATTEMPT", std::to_string(launch.attempt)},
+             {kSlurmNodeAddressesVariable, NodeAddresses(node_addresses_)}};
   job.extra_options.push_back("--comment=" + SlurmComment(launch.spec.user, launch.job_id, launch.attempt, launch.server_url));
   for (std::string& option : AttemptSbatchOptions(Defaults(), launch.spec)) job.extra_options.push_back(std::move(option));
   std::string script_path = launch.attempt_dir + "/batch.sh";

@@ -45,12 +45,20 @@ int64_t SlurmMemoryMb(const Resources& r) {
   return std::max<int64_t>(1, (r.memory_bytes + kMiB - 1) / kMiB);
 }
 
+namespace {
+
+// A task's memory as Slurm's --mem-per-cpu, over its (rounded) CPUs.
+std::string MemoryPerCpuOption(const Resources& task) {
+  int cpus = SlurmCpus(task);
+  return "--mem-per-cpu=" + std::to_string((SlurmMemoryMb(task) + cpus - 1) / cpus) + "M";
+}
+
+}  // namespace
+
 std::vector<std::string> ComponentOptions(const RoleSpec& role) {
-  int cpus = SlurmCpus(role.resources);
-  int64_t per_cpu = (SlurmMemoryMb(role.resources) + cpus - 1) / cpus;
   std::vector<std::string> options{"--ntasks=" + std::to_string(role.instances),
-                                   "--cpus-per-task=" + std::to_string(cpus),
-                                   "--mem-per-cpu=" + std::to_string(per_cpu) + "M"};
+                                   "--cpus-per-task=" + std::to_string(SlurmCpus(role.resources)),
+                                   MemoryPerCpuOption(role.resources)};
   if (role.resources.gpus > 0) options.push_back("--gpus-per-task=" + std::to_string(role.resources.gpus));
   return options;
 }
@@ -72,7 +80,7 @@ std::string BatchScript(const BatchJob& job) {
     roles += (i ? "," : "") + job.roles[i].name;
   }
   s << "# Written by Shoal: the application master of this attempt runs here and starts\n"
-    << "# one step per task (docs/slurm.md).\n";
+    << "# the steps of its tasks (docs/slurm.md).\n";
   std::map<std::string, std::string> env = job.env;
   env[kSlurmRolesVariable] = roles;
   for (const auto& [name, value] : env) s << "export " << name << "=" << ShellQuote(value) << "\n";
@@ -97,6 +105,20 @@ std::vector<std::string> StepArgv(const StepPlacement& where, const std::string&
                            "--job-name=" + step_name, "--cpus-per-task=" + std::to_string(SlurmCpus(task)),
                            "--mem=" + std::to_string(SlurmMemoryMb(task)) + "M"});
   argv.push_back(task.gpus > 0 ? "--gres=gpu:" + std::to_string(task.gpus) : "--gres=none");
+  argv.insert(argv.end(), agent_argv.begin(), agent_argv.end());
+  return argv;
+}
+
+std::vector<std::string> RoleStepArgv(std::optional<int> het_group, const std::string& step_name, int tasks,
+                                      const Resources& task, const std::string& agent_output,
+                                      const std::vector<std::string>& agent_argv) {
+  std::vector<std::string> argv{"srun"};
+  if (het_group) argv.push_back("--het-group=" + std::to_string(*het_group));
+  // A task's nonzero exit must not end its peers' agents: Shoal stops them itself, with
+  // SIGTERM first (a site may set KillOnBadExit=1).
+  argv.insert(argv.end(), {"--ntasks=" + std::to_string(tasks), "--exact", "--quiet", "--kill-on-bad-exit=0",
+                           "--job-name=" + step_name, "--cpus-per-task=" + std::to_string(SlurmCpus(task)),
+                           MemoryPerCpuOption(task), "--gres=none", "--output=" + agent_output});
   argv.insert(argv.end(), agent_argv.begin(), agent_argv.end());
   return argv;
 }

@@ -7,9 +7,10 @@
 //    component per role in the spec's order; with one role, a plain job.
 //  - A component asks for the role's tasks (--ntasks), each with --cpus-per-task (CPUs
 //    rounded up), memory as --mem-per-cpu, and --gpus-per-task (GPUs as GRES).
-//  - The batch script runs the application master, which starts each task's container
-//    agent as one step (srun) on the node Slurm gave that task, with the task's own
-//    CPUs, memory and GPUs (--exact), so Slurm sets its CUDA_VISIBLE_DEVICES.
+//  - The batch script runs the application master, which starts the container agents of
+//    a role's tasks as one step (srun --ntasks=N), or, for tasks with GPUs, each as one
+//    step on the node Slurm gave it, with the task's own CPUs, memory and GPUs (--exact),
+//    so Slurm sets its CUDA_VISIBLE_DEVICES.
 //  - The batch job is never requeued by Slurm: Shoal's own retries make the next attempt.
 // Thread-safety: pure functions.
 #pragma once
@@ -26,6 +27,9 @@ namespace shoal {
 
 // The role order of the components, exported to the AM as SHOAL_SLURM_ROLES ("worker,ps").
 inline constexpr const char* kSlurmRolesVariable = "SHOAL_SLURM_ROLES";
+// Each node's address, "node1=10.0.0.1,node2=10.0.0.2" (role_step.h's NodeAddresses), so
+// the AM need not ask sinfo before it starts the steps.
+inline constexpr const char* kSlurmNodeAddressesVariable = "SHOAL_SLURM_NODE_ADDRESSES";
 
 struct BatchJob {
   std::string name;                         // --job-name
@@ -73,6 +77,13 @@ struct StepPlacement {
 // The srun command line that starts one task's container agent on its node.
 std::vector<std::string> StepArgv(const StepPlacement& where, const std::string& step_name,
                                   const Resources& task, const std::vector<std::string>& agent_argv);
+
+// The srun command line that starts the agents of all `tasks` tasks of a role as one step
+// (role_step.h), each with the role's CPUs and memory (as the batch job's component asks
+// for them); `agent_output` is their log file pattern (srun --output, with %t).
+std::vector<std::string> RoleStepArgv(std::optional<int> het_group, const std::string& step_name, int tasks,
+                                      const Resources& task, const std::string& agent_output,
+                                      const std::vector<std::string>& agent_argv);
 
 // SLURM_TASKS_PER_NODE's form, "2(x3),1" -> {2, 2, 2, 1}; more than 65536 nodes is an error.
 Result<std::vector<int>> ParseTasksPerNode(const std::string& text);

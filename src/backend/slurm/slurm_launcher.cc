@@ -1,7 +1,12 @@
 #include "backend/slurm/slurm_launcher.h"
 
+#include <algorithm>
 #include <sstream>
 
+#include "backend/slurm/role_step.h"
+#include "common/files.h"
+#include "common/log.h"
+#include "protocol/task_messages.h"
 
 namespace shoal {
 namespace {
@@ -48,25 +53,69 @@ Result<std::map<std::string, std::vector<StepPlacement>>> PlanSteps(const std::m
 Result<std::unique_ptr<SlurmContainerLauncher>> SlurmContainerLauncher::FromEnvironment(
     const std::map<std::string, std::string>& env, SlurmCommands& commands, ProcessLauncher& processes,
     const Clock& clock) {
-  auto expand = [&commands](const std::string& list) -> Result<std::vector<std::string>> {
-    ASSIGN_OR_RETURN(CommandOutput out, commands.Run({"scontrol", "show", "hostnames", list}));
-    if (!out.ok()) return Unavailable("scontrol show hostnames " + list + ": " + out.Said());
-    std::vector<std::string> nodes;
+  ASSIGN_OR_RETURN(auto plan, PlanSteps(env, ExpandNodeList));
+  std::map<std::string, std::string> addresses = ParseNodeAddresses(Get(env, kSlurmNodeAddressesVariable));
+  if (addresses.empty()) {  // a batch script of an older server
+    ASSIGN_OR_RETURN(CommandOutput out, commands.Run({"sinfo", "-h", "-N", "-o", "%N %o"}));
+    if (!out.ok()) return Unavailable("sinfo cannot list the nodes' addresses: " + out.Said());
     std::stringstream lines(out.out);
-    for (std::string node; lines >> node;) nodes.push_back(node);
-    return nodes;
-  };
-  ASSIGN_OR_RETURN(auto plan, PlanSteps(env, expand));
-  ASSIGN_OR_RETURN(CommandOutput out, commands.Run({"sinfo", "-h", "-N", "-o", "%N %o"}));
-  if (!out.ok()) return Unavailable("sinfo cannot list the nodes' addresses: " + out.Said());
-  std::map<std::string, std::string> addresses;
-  std::stringstream lines(out.out);
-  for (std::string node, address; lines >> node >> address;) addresses[node] = address;
+    for (std::string node, address; lines >> node >> address;) addresses[node] = address;
+  }
   std::string self = Get(env, "SLURMD_NODENAME");
   std::string host = addresses.count(self) ? addresses[self] : self;
   if (host.empty()) return InvalidArgument("SLURMD_NODENAME is not set: the AM must run in a Slurm batch job");
   return std::unique_ptr<SlurmContainerLauncher>(new SlurmContainerLauncher(
       std::move(plan), std::move(addresses), host, Get(env, "SLURM_JOB_ID"), commands, processes, clock));
+}
+
+std::vector<Result<std::string>> SlurmContainerLauncher::LaunchAll(const std::vector<ContainerLaunch>& launches) {
+  std::vector<Result<std::string>> ids(launches.size(), Internal("not launched"));
+  std::map<std::string, std::vector<size_t>> by_role;  // role -> positions in `launches`, by index
+  for (size_t i = 0; i < launches.size(); ++i) by_role[launches[i].role].push_back(i);
+  for (auto& [role, positions] : by_role) {
+    std::sort(positions.begin(), positions.end(),
+              [&](size_t a, size_t b) { return launches[a].index < launches[b].index; });
+    std::vector<ContainerLaunch> tasks;
+    for (size_t at : positions) tasks.push_back(launches[at]);
+    bool whole_role = plan_.count(role) && plan_[role].size() == tasks.size();
+    for (size_t k = 0; k < tasks.size(); ++k) whole_role = whole_role && tasks[k].index == static_cast<int>(k);
+    // Tasks with GPUs keep a step each, so Slurm binds each one's GPUs to it alone.
+    if (whole_role && tasks.size() > 1 && tasks[0].resources.gpus == 0) {
+      auto shared = LaunchRoleStep(tasks);
+      if (shared.ok()) {
+        for (size_t k = 0; k < positions.size(); ++k) ids[positions[k]] = (*shared)[k];
+        continue;
+      }
+      LogInfo("the tasks of " + role + " get a step each: " + shared.status().message());
+    }
+    for (size_t at : positions) ids[at] = Launch(launches[at]);
+  }
+  return ids;
+}
+
+Result<std::vector<std::string>> SlurmContainerLauncher::LaunchRoleStep(const std::vector<ContainerLaunch>& launches) {
+  const ContainerLaunch& first = launches.front();
+  ASSIGN_OR_RETURN(std::vector<std::string> agent, ShareArgv(launches));
+  ASSIGN_OR_RETURN(auto env, ShareEnv(launches, protocol::kTaskTokenVariable));
+  ASSIGN_OR_RETURN(std::string agent_output, ShareLog(launches));
+  agent.insert(agent.end(), {"--node-addresses", NodeAddresses(addresses_), "--gpus-from-env", "--index-from-env",
+                             "SLURM_PROCID"});
+  ContainerLaunch step = first;
+  step.env = std::move(env);
+  step.agent_log = first.workdir + "/" + first.role + ".srun.log";
+  std::string step_name = "shoal-" + first.role;
+  step.argv = RoleStepArgv(plan_[first.role].front().het_group, step_name, static_cast<int>(launches.size()),
+                           first.resources, agent_output, agent);
+  ASSIGN_OR_RETURN(std::string srun_id, steps_.Launch(step));
+  steps_by_id_[srun_id] = step_name;
+  SharedStep& shared = shared_[srun_id];
+  shared.srun_log = step.agent_log;
+  for (const ContainerLaunch& launch : launches) {
+    std::string id = srun_id + "/" + std::to_string(launch.index);
+    shared.tasks.push_back(id);
+    shared_task_srun_[id] = srun_id;
+  }
+  return shared.tasks;
 }
 
 Result<std::string> SlurmContainerLauncher::Launch(const ContainerLaunch& launch) {
@@ -98,10 +147,17 @@ std::string SlurmContainerLauncher::FindStep(const std::string& step_name) {
 }
 
 void SlurmContainerLauncher::Stop(const std::string& container_id, int grace_ms) {
+  int64_t now = clock_.NowMillis();
+  if (auto shared = shared_task_srun_.find(container_id); shared != shared_task_srun_.end()) {
+    // Signalling the step would stop every task of it: this one's agent hears of its stop
+    // from its next heartbeat's answer. srun is stopped when one of the asked is late.
+    auto [at, first] = end_steps_at_ms_.try_emplace(shared->second, now + kAgentHearsWithinMs + grace_ms);
+    if (!first && at->second != 0) at->second = std::min(at->second, now + kAgentHearsWithinMs + grace_ms);
+    return;
+  }
   if (end_steps_at_ms_.count(container_id)) return;  // already asked
   auto known = steps_by_id_.find(container_id);
   std::string step = known != steps_by_id_.end() ? FindStep(known->second) : "";
-  int64_t now = clock_.NowMillis();
   if (!step.empty()) {
     auto out = commands_.Run({"scancel", "--quiet", "--signal=TERM", step});
     if (out.ok() && out->ok()) {
@@ -116,6 +172,28 @@ void SlurmContainerLauncher::Stop(const std::string& container_id, int grace_ms)
   end_steps_at_ms_[container_id] = now + kAgentHearsWithinMs + grace_ms;
 }
 
+void SlurmContainerLauncher::Kill(const std::string& container_id) {
+  auto shared = shared_task_srun_.find(container_id);
+  steps_.Kill(shared != shared_task_srun_.end() ? shared->second : container_id);
+}
+
+std::vector<std::pair<std::string, ExitInfo>> SlurmContainerLauncher::ReadTaskEnds() {
+  std::vector<std::pair<std::string, ExitInfo>> ended;
+  for (auto& [srun_id, step] : shared_) {
+    auto text = ReadFile(step.srun_log);
+    if (!text.ok() || text->size() <= step.log_read) continue;
+    size_t complete = text->rfind('\n');
+    if (complete == std::string::npos || complete < step.log_read) continue;
+    std::string lines = text->substr(step.log_read, complete + 1 - step.log_read);
+    step.log_read = complete + 1;
+    for (const auto& [index, exit] : ParseSrunTaskEnds(lines)) {
+      if (index < 0 || static_cast<size_t>(index) >= step.tasks.size()) continue;
+      if (step.ended.insert(step.tasks[index]).second) ended.emplace_back(step.tasks[index], exit);
+    }
+  }
+  return ended;
+}
+
 std::vector<std::pair<std::string, ExitInfo>> SlurmContainerLauncher::Poll() {
   int64_t now = clock_.NowMillis();
   for (auto& [id, at] : end_steps_at_ms_) {
@@ -124,10 +202,20 @@ std::vector<std::pair<std::string, ExitInfo>> SlurmContainerLauncher::Poll() {
       at = 0;
     }
   }
-  std::vector<std::pair<std::string, ExitInfo>> ended = steps_.Poll();
-  for (const auto& [id, exit] : ended) {
+  std::vector<std::pair<std::string, ExitInfo>> ended = ReadTaskEnds();
+  for (const auto& [id, exit] : steps_.Poll()) {
     end_steps_at_ms_.erase(id);
     steps_by_id_.erase(id);
+    auto shared = shared_.find(id);
+    if (shared == shared_.end()) {
+      ended.emplace_back(id, exit);
+      continue;
+    }
+    for (const std::string& task : shared->second.tasks) {
+      if (!shared->second.ended.count(task)) ended.emplace_back(task, exit);
+      shared_task_srun_.erase(task);
+    }
+    shared_.erase(shared);
   }
   return ended;
 }
