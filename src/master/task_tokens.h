@@ -1,8 +1,11 @@
 // TaskTokens: each job attempt's secrets. The AM makes one random token per task and one
-// for `shoal mpi-agent`; a container agent gets its task's token in SHOAL_TASK_TOKEN (the
-// agent removes it from its program's environment) and sends it with every message as
-// `Authorization: Bearer <token>`. So a process can talk only to its own attempt's AM,
-// and only as its own task: the token of worker[0] does not let anyone pose as worker[1].
+// for `shoal mpi-agent`; a container agent gets its task's token in SHOAL_TASK_TOKEN (on
+// Slurm, the agents of a role's shared step get the role's tokens as one list,
+// SHOAL_TASK_TOKENS, and each keeps its own: backend/slurm/role_step.h). The agent wipes
+// the tokens from its environment block before its program starts, and sends its own
+// with every message as `Authorization: Bearer <token>`. So a process can talk only to its
+// own attempt's AM, and only as its own task: the token of worker[0] does not let anyone
+// pose as worker[1].
 //
 // Contract:
 //  - Make(tasks) draws tasks + 1 tokens of 32 random bytes; an error only when
