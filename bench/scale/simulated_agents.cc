@@ -27,6 +27,7 @@ struct SimulatedAgents::Task {
   std::string id;
   TaskId task;
   HttpJsonClient am;
+  HttpJsonClient heartbeats;  // kept alive, as `shoal container` keeps its heartbeats' connection
   int am_fd = -1;
   Phase phase = Phase::kNew;
   int64_t next_beat_ms = 0;
@@ -36,8 +37,11 @@ struct SimulatedAgents::Task {
   std::atomic<bool> told{false};
   std::atomic<int> fail_code{0};
   Task(std::string id_, TaskId task_, const std::string& am_addr, const std::string& token, int fd)
-      : id(std::move(id_)), task(std::move(task_)), am("http://" + am_addr, 10'000), am_fd(fd) {
+      : id(std::move(id_)), task(std::move(task_)), am("http://" + am_addr, 10'000),
+        heartbeats("http://" + am_addr, 10'000), am_fd(fd) {
     am.set_bearer_token(token);
+    heartbeats.set_bearer_token(token);
+    heartbeats.KeepAlive();
   }
 };
 
@@ -166,7 +170,7 @@ bool SimulatedAgents::Turn(Task& task, bool may_wait, Lane& lane) {
       beat.sample = ResourceSample{.t = now, .cpu = 95.0, .rss = 512LL << 20, .progress = task.progress};
       beat.rtt_ms = task.last_rtt_ms;
       auto start = std::chrono::steady_clock::now();
-      auto reply = task.am.Post(kHeartbeatPath, Encode(beat), 5000);
+      auto reply = task.heartbeats.Post(kHeartbeatPath, Encode(beat), 5000);
       auto decoded = reply.ok() ? Decode<HeartbeatReply>(*reply) : Result<HeartbeatReply>(reply.status());
       task.last_rtt_ms = MillisSince(start);
       ++heartbeats_;

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "common/gated_http_server.h"
+#include "common/http_client.h"
 #include "common/http_server.h"
 #include "common/process.h"
 
@@ -65,6 +66,12 @@ class RawClient {
   bool connected_ = false;
   bool closed_ = false;
 };
+
+// Polls `done` for up to 5 s.
+template <typename Predicate>
+void WaitUntil(Predicate done) {
+  for (int i = 0; i < 500 && !done(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+}
 
 class GateTest : public ::testing::Test {
  protected:
@@ -236,6 +243,28 @@ TEST_F(GateTest, AParkedLongPollWhoseClientHangsUpIsDropped) {
   for (int i = 0; i < 500 && server_->gate_stats().open > 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   EXPECT_EQ(server_->gate_stats().open, 0u) << "its connection is closed";
   EXPECT_EQ(server_->gate_stats().parked, 0u) << "and no longer counted as parked";
+}
+
+TEST_F(GateTest, AKeptAliveJsonClientReusesOneConnectionAndReconnectsOnceTheGateClosedIt) {
+  Start(1, GateLimits{.idle_timeout = std::chrono::milliseconds(300)});
+  std::string url = "http://127.0.0.1:" + std::to_string(port_);
+  HttpJsonClient each(url);
+  ASSERT_TRUE(each.Post("/echo", Json{{"n", 1}}).ok());
+  WaitUntil([&] { return server_->gate_stats().open == 0; });
+  EXPECT_EQ(server_->gate_stats().open, 0u) << "a plain client closes its connection after each call";
+  HttpJsonClient kept(url);
+  kept.KeepAlive();
+  for (int n = 0; n < 3; ++n) {
+    auto reply = kept.Post("/echo", Json{{"n", n}});
+    ASSERT_TRUE(reply.ok()) << reply.status().ToString();
+    EXPECT_EQ((*reply)["n"], n);
+  }
+  EXPECT_EQ(server_->gate_stats().open, 1u) << "three calls, one connection, kept for the next";
+  WaitUntil([&] { return server_->gate_stats().open == 0; });
+  ASSERT_EQ(server_->gate_stats().open, 0u) << "the gate closes it once idle";
+  auto after = kept.Post("/echo", Json{{"n", 9}});
+  ASSERT_TRUE(after.ok()) << after.status().ToString();
+  EXPECT_EQ((*after)["n"], 9) << "a new connection, without an error to the caller";
 }
 
 TEST_F(GateTest, AFloodFromOneAddressEvictsItsOldestIdleConnection) {

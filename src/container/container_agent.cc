@@ -59,9 +59,14 @@ std::vector<int> GpuNumbers(const std::string& visible) {
 }  // namespace
 
 ContainerAgent::ContainerAgent(ContainerOptions options, ProcessLauncher& processes, const Clock& clock)
-    : options_(std::move(options)), processes_(processes), clock_(clock), am_("http://" + options_.am_addr, 10'000) {
+    : options_(std::move(options)), processes_(processes), clock_(clock), am_("http://" + options_.am_addr, 10'000),
+      heartbeats_(am_.base_url(), 10'000) {
   // the task's token proves to the AM which task this is (master/task_tokens.h)
-  if (!options_.task_token.empty()) am_.set_bearer_token(options_.task_token);
+  if (!options_.task_token.empty()) {
+    am_.set_bearer_token(options_.task_token);
+    heartbeats_.set_bearer_token(options_.task_token);
+  }
+  heartbeats_.KeepAlive();
 }
 
 TaskId ContainerAgent::Task() const { return TaskId{options_.role, options_.index}; }
@@ -434,7 +439,7 @@ int ContainerAgent::Supervise(Programs& programs, int log_fd, int heartbeat_ms, 
                                      usage.gpu_util_percent, gpu_mem, usage.rss_peak_bytes};
       }
       int64_t sent = clock_.NowMillis();
-      auto reply = am_.Post(kHeartbeatPath, Encode(beat), 5000);
+      auto reply = heartbeats_.Post(kHeartbeatPath, Encode(beat), 5000);
       next_heartbeat = now + heartbeat_ms;
       if (progress_due) {
         progress_changed = false;
@@ -549,7 +554,7 @@ Status ContainerAgent::WhileHeartbeating(int heartbeat_ms, const std::function<S
   while (!clock_.WaitFor(finished, lock, heartbeat_ms, [&] { return done; })) {
     lock.unlock();
     HeartbeatRequest beat{.task = Task(), .uploading = true};  // activity: a long upload is not a hang
-    (void)am_.Post(kHeartbeatPath, Encode(beat), 5000);
+    (void)heartbeats_.Post(kHeartbeatPath, Encode(beat), 5000);
     lock.lock();
   }
   lock.unlock();

@@ -124,6 +124,7 @@ class ContainerAgent {
   ProcessLauncher& processes_;
   const Clock& clock_;
   HttpJsonClient am_;
+  HttpJsonClient heartbeats_;  // am_ over one kept-alive connection: a heartbeat a second would open one each
   std::atomic<bool> stop_requested_{false};  // the AM or a signal asked the task to stop
   bool stopping_ = false;                    // one of several processes failed
   std::atomic<bool> terminated_{false};      // RequestStop: SIGTERM reached the agent

@@ -343,7 +343,11 @@ Status ApplicationMaster::StartServer() {
   // orted command, mpi-agent's wait) still hold a worker each.
   constexpr size_t kWorkers = 16;
   size_t workers = FindFramework(spec_.framework)->LaunchesWithMpirun() ? static_cast<size_t>(spec_.TotalTasks()) + 8 : kWorkers;
-  http_ = std::make_unique<GatedHttpServer>(workers, FitToOpenFileLimit(GateLimits{}));
+  // Each agent keeps one connection open for its heartbeats, and on the local cluster
+  // every agent comes from 127.0.0.1: one address may hold what the whole gate holds.
+  GateLimits limits;
+  limits.max_per_peer = limits.max_connections;
+  http_ = std::make_unique<GatedHttpServer>(workers, FitToOpenFileLimit(limits));
   http_->set_parking_rule(ParkClusterPolls([this] { return cluster_settled_.load(); }));
   InstallRoutes();
   ASSIGN_OR_RETURN(int port, BindServer(*http_, options_.bind_host, 0));

@@ -478,7 +478,10 @@ roles:
 """)
     job_id = on_slurm.submit(spec)
     on_slurm.wait_state(job_id, "RUNNING", timeout=60)
-    script = (on_slurm.home / "jobs" / job_id / "attempt-1" / "batch.sh").read_text()
+    # RUNNING once admitted; the script is written after sbatch --test-only checked the options.
+    script_path = on_slurm.home / "jobs" / job_id / "attempt-1" / "batch.sh"
+    wait_for(script_path.exists, 30, what="the attempt's batch script")
+    script = script_path.read_text()
     name = re.search(r"^#SBATCH --job-name=(\S+)$", script, re.M).group(1)
     slurm_id = wait_for(lambda: slurm("squeue", "-h", "-o", "%i", "--name", name).strip(), 30, what="the Slurm job")
     shown = slurm("scontrol", "show", "job", slurm_id)
