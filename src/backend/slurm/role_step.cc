@@ -1,5 +1,8 @@
 #include "backend/slurm/role_step.h"
 
+#include <signal.h>
+
+#include <algorithm>
 #include <cstring>
 #include <optional>
 #include <sstream>
@@ -39,7 +42,7 @@ std::optional<ExitInfo> TaskEnd(const std::string& what) {
     if (!AllDigits(code)) return std::nullopt;
     return ExitInfo{std::stoi(code), 0};
   }
-  if (what == "Out Of Memory") return ExitInfo{0, 9};
+  if (what == "Out Of Memory") return ExitInfo{0, SIGKILL};  // the kernel's OOM kill
   for (int sig = 1; sig < 65; ++sig) {
     if (const char* name = strsignal(sig); name && what == name) return ExitInfo{0, sig};
   }
@@ -53,6 +56,8 @@ Result<std::string> IndexTemplate(const std::vector<std::string>& values) {
   for (const std::string& v : values) {
     if (v.find('%') != std::string::npos) return InvalidArgument("'" + v + "' holds '%'");
   }
+  if (std::all_of(values.begin(), values.end(), [&](const std::string& v) { return v == values[0]; })) return values[0];
+  // The longest head and tail every value shares, not overlapping in the shortest.
   size_t prefix = values[0].size(), suffix = values[0].size();
   for (const std::string& v : values) {
     size_t p = 0;
@@ -62,12 +67,9 @@ Result<std::string> IndexTemplate(const std::vector<std::string>& values) {
     while (s < suffix && s < v.size() && v[v.size() - 1 - s] == values[0][values[0].size() - 1 - s]) ++s;
     suffix = s;
   }
-  bool same = true;
-  for (const std::string& v : values) same = same && v == values[0];
-  if (same) return values[0];
   size_t shortest = values[0].size();
   for (const std::string& v : values) shortest = std::min(shortest, v.size());
-  if (prefix + suffix > shortest) suffix = shortest - prefix;
+  suffix = std::min(suffix, shortest - prefix);
   std::string head = values[0].substr(0, prefix), tail = values[0].substr(values[0].size() - suffix);
   for (size_t i = 0; i < values.size(); ++i) {
     if (values[i] != head + std::to_string(i) + tail) {
@@ -79,13 +81,13 @@ Result<std::string> IndexTemplate(const std::vector<std::string>& values) {
 
 Result<std::vector<std::string>> ShareArgv(const std::vector<ContainerLaunch>& launches) {
   if (launches.empty()) return InvalidArgument("no launches to share");
+  for (const ContainerLaunch& launch : launches) {
+    if (launch.argv.size() != launches[0].argv.size()) return InvalidArgument("the tasks' command lines differ in length");
+  }
   std::vector<std::string> shared;
   for (size_t p = 0; p < launches[0].argv.size(); ++p) {
     std::vector<std::string> values;
-    for (const ContainerLaunch& launch : launches) {
-      if (launch.argv.size() != launches[0].argv.size()) return InvalidArgument("the tasks' command lines differ in length");
-      values.push_back(launch.argv[p]);
-    }
+    for (const ContainerLaunch& launch : launches) values.push_back(launch.argv[p]);
     ASSIGN_OR_RETURN(std::string value, IndexTemplate(values));
     shared.push_back(std::move(value));
   }

@@ -1,6 +1,7 @@
 #include "backend/slurm/slurm_launcher.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <sstream>
 
 #include "backend/slurm/role_step.h"
@@ -180,6 +181,10 @@ void SlurmContainerLauncher::Kill(const std::string& container_id) {
 std::vector<std::pair<std::string, ExitInfo>> SlurmContainerLauncher::ReadTaskEnds() {
   std::vector<std::pair<std::string, ExitInfo>> ended;
   for (auto& [srun_id, step] : shared_) {
+    // Poll runs on every agent message: the log is read only once it has grown (a task ended).
+    std::error_code no_size;
+    auto size = std::filesystem::file_size(step.srun_log, no_size);
+    if (no_size || size <= step.log_read) continue;
     auto text = ReadFile(step.srun_log);
     if (!text.ok() || text->size() <= step.log_read) continue;
     size_t complete = text->rfind('\n');
