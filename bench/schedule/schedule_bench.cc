@@ -124,6 +124,7 @@ SchedulingConfig Config(OrderPolicy order, bool backfill, std::vector<QueueSpec>
   config.order = order;
   config.backfill = backfill;
   config.queues = std::move(queues);
+  if (order == OrderPolicy::kFifo) config.service_levels.clear();  // FIFO has no levels (it would ignore them)
   return config;
 }
 
@@ -170,28 +171,26 @@ void PrintPolicyTable(int gpus, const std::vector<PolicyRun>& runs, double srtf_
   PrintScheduleCost(runs);
 }
 
-constexpr char kDefaultPolicy[] = "default (fair share + backfill)";
-constexpr char kServicePolicy[] = "default + service levels .1/.5/2/8/32 GPU-h, max_wait 96h";
+constexpr char kDefaultPolicy[] = "default (attained service, fair share, backfill)";
+constexpr char kWithoutLevelsPolicy[] = "default without service levels (service_levels: [])";
 
 // Per size, a policy's mean JCT over SRTF's.
 struct OverSrtf {
   std::vector<double> default_policy;
-  std::vector<double> by_service;
+  std::vector<double> without_levels;
 };
 
 // The VC's slice at each size, under the policies and the two references. Returns the
-// default policy's and the service levels' mean JCT over SRTF's per size.
+// default policy's mean JCT over SRTF's per size, with and without service levels.
 Result<OverSrtf> CompareOnOneVc(const std::vector<TraceRow>& slice, const std::vector<int>& sizes) {
   const std::vector<ReplayJob> jobs = ToReplayJobs(slice, {});
   const std::vector<QueueSpec> one_queue = {{.name = "default", .guarantee = 1, .max = 1}};
   const SchedulingConfig fifo = Config(OrderPolicy::kFifo, false, one_queue);
   const SchedulingConfig fifo_backfill = Config(OrderPolicy::kFifo, true, one_queue);
   const SchedulingConfig fair_share = Config(OrderPolicy::kFairShare, true, one_queue);
-  // The default with attained-service levels (docs/scheduling.md), as queues.yaml's
-  // service_levels: [0.1, 0.5, 2, 8, 32] and max_wait: 96h would set it.
-  SchedulingConfig by_service = fair_share;
-  for (double gpu_hours : {0.1, 0.5, 2.0, 8.0, 32.0}) by_service.service_levels.push_back(gpu_hours * 3600 * 1000);
-  by_service.max_wait_ms = int64_t{96} * 3600 * 1000;
+  // The default as it was before attained service: queues.yaml's service_levels: [].
+  SchedulingConfig without_levels = fair_share;
+  without_levels.service_levels.clear();
   OverSrtf over_srtf;
   for (int gpus : sizes) {
     const ClusterModel model{.gpus = gpus};
@@ -199,22 +198,22 @@ Result<OverSrtf> CompareOnOneVc(const std::vector<TraceRow>& slice, const std::v
     ShoalPolicy fifo_with_backfill("FIFO + backfill", fifo_backfill, {"default"}, model);
     ShoalPolicy default_policy(kDefaultPolicy, fair_share, {"default"}, model);
     ShoalPolicy with_estimates("default, exact estimates declared", fair_share, {"default"}, model, true);
-    ShoalPolicy service_policy(kServicePolicy, by_service, {"default"}, model);
+    ShoalPolicy without_levels_policy(kWithoutLevelsPolicy, without_levels, {"default"}, model);
     ShortestJobFirst sjf;
     ShortestRemainingGpuTimeFirst srtf;
     std::vector<PolicyRun> runs;
-    double default_mean_jct_s = 0, service_mean_jct_s = 0, srtf_mean_jct_s = 0;
+    double default_mean_jct_s = 0, without_levels_mean_jct_s = 0, srtf_mean_jct_s = 0;
     for (ReplayPolicy* policy : std::vector<ReplayPolicy*>{&strict_fifo, &fifo_with_backfill, &default_policy,
-                                                           &with_estimates, &service_policy, &sjf, &srtf}) {
+                                                           &with_estimates, &without_levels_policy, &sjf, &srtf}) {
       ASSIGN_OR_RETURN(PolicyRun run, RunPolicy(jobs, 1, model, *policy));
       if (policy == &default_policy) default_mean_jct_s = run.metrics.mean_jct_s;
-      if (policy == &service_policy) service_mean_jct_s = run.metrics.mean_jct_s;
+      if (policy == &without_levels_policy) without_levels_mean_jct_s = run.metrics.mean_jct_s;
       if (policy == &srtf) srtf_mean_jct_s = run.metrics.mean_jct_s;
       runs.push_back(std::move(run));
     }
     PrintPolicyTable(gpus, runs, srtf_mean_jct_s);
     over_srtf.default_policy.push_back(default_mean_jct_s / srtf_mean_jct_s);
-    over_srtf.by_service.push_back(service_mean_jct_s / srtf_mean_jct_s);
+    over_srtf.without_levels.push_back(without_levels_mean_jct_s / srtf_mean_jct_s);
   }
   return over_srtf;
 }
@@ -338,8 +337,8 @@ int Main(int argc, char** argv) {
   if (Status tenants = CompareTenants(week, largest_size); !tenants.ok()) return ExitWith(tenants);
   std::printf("\n");
   for (size_t size = 0; size < flags->gpus.size(); ++size) {
-    std::printf("%d GPUs: default policy with service levels at %.2f x SRTF\n", flags->gpus[size],
-                over_srtf->by_service[size]);
+    std::printf("%d GPUs: default policy without service levels at %.2f x SRTF\n", flags->gpus[size],
+                over_srtf->without_levels[size]);
   }
   for (size_t size = 0; size < flags->gpus.size(); ++size) {
     std::printf("%d GPUs: default policy at %.2f x SRTF\n", flags->gpus[size], over_srtf->default_policy[size]);

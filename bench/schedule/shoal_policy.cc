@@ -28,8 +28,14 @@ void ShoalPolicy::AddPending(const ReplayJob& job, int index) {
   for (int gpus : job.task_gpus) pending.tasks.push_back(TaskResources(gpus));
   pending.estimate_ms = declared_estimates_ ? job.duration_s * 1000 : 0;  // by default it is not told how long jobs run
   pending.attained = attained_[index];
+  pending.has_run = waits_after_run_.count(index) > 0;
   index_of_id_[pending.id] = index;
   input_.pending.push_back(std::move(pending));
+}
+
+int64_t ShoalPolicy::WaitedSinceFirstRun(int index) const {
+  const auto& [stopped_ms, waited_before_ms] = waits_after_run_.at(index);
+  return waited_before_ms + (input_.now_ms - stopped_ms);
 }
 
 double ShoalPolicy::AttainedOf(int index) const {
@@ -86,6 +92,8 @@ Status ShoalPolicy::ApplyAdmission(const JobAdmission& admission, int64_t now_ms
   }
   const int index = index_of_id_.at(admission.job_id);
   devices_of_running_[index] = std::move(devices);
+  const bool resumed_past_bound = pending->has_run && WaitedPastBound(*pending, *input_.config, now_ms);
+  if (pending->has_run) waits_after_run_[index].second = WaitedSinceFirstRun(index);
   input_.cluster.free -= total;
   input_.running.push_back({.id = pending->id,
                             .user = pending->user,
@@ -95,7 +103,7 @@ Status ShoalPolicy::ApplyAdmission(const JobAdmission& admission, int64_t now_ms
                             .started_ms = now_ms,
                             .estimate_ms = pending->estimate_ms,
                             .attained_before = pending->attained,
-                            .aged = now_ms - pending->submitted_ms >= input_.config->max_wait_ms,
+                            .aged = resumed_past_bound,
                             .checkpointed = true});  // the replay charges a preemption its restart cost
   // Pending jobs are in any order: the last takes the admitted one's place.
   *pending = std::move(input_.pending.back());
@@ -105,8 +113,11 @@ Status ShoalPolicy::ApplyAdmission(const JobAdmission& admission, int64_t now_ms
 
 Result<ReplayDecision> ShoalPolicy::Decide(const ReplayView& view) {
   for (int index : view.finished) EndRunning(index);
-  for (int index : view.new_waiting) AddPending((*view.jobs)[index], index);
   input_.now_ms = view.now_s * 1000;
+  for (int index : view.new_waiting) AddPending((*view.jobs)[index], index);
+  for (PendingJob& pending : input_.pending) {
+    if (pending.has_run) pending.waited_since_first_run_ms = WaitedSinceFirstRun(index_of_id_.at(pending.id));
+  }
 
   ReplayDecision replay_decision;
   RETURN_IF_ERROR(Pass(view, replay_decision));
@@ -148,6 +159,7 @@ Status ShoalPolicy::Pass(const ReplayView& view, ReplayDecision& replay_decision
       AddPending((*view.jobs)[index->second], index->second);
     } else {
       replay_decision.preempt.push_back(index->second);  // waits again from the replay's next call (its new_waiting)
+      waits_after_run_[index->second].first = input_.now_ms;  // what it waited since its first start carries over
     }
   }
   return Status::Ok();

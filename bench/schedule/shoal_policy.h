@@ -21,7 +21,9 @@
 //    free resources, and a reason for every pending job not admitted. A violation is an
 //    error naming the job.
 //  - Each job's attained service (what its preempted attempts ran, size x ms) is passed to
-//    Schedule, as the server passes it (config.service_levels).
+//    Schedule, as the server passes it (config.service_levels), and so are its waits
+//    since its first start (the starvation bound's max_wait_to_resume) and, for a running
+//    job, whether it was resumed for having waited past that bound.
 //  - It counts Schedule's calls and the wall time spent in them.
 // Thread-safety: one thread.
 #pragma once
@@ -50,6 +52,8 @@ class ShoalPolicy : public ReplayPolicy {
  private:
   Resources TaskResources(int gpus) const;
   void AddPending(const ReplayJob& job, int index);
+  // A job that has run: what it has waited since its first start, at now.
+  int64_t WaitedSinceFirstRun(int index) const;
   void EndRunning(int index);
   // The service a running job has had in all its attempts, size x ms.
   double AttainedOf(int index) const;
@@ -68,6 +72,9 @@ class ShoalPolicy : public ReplayPolicy {
   std::map<std::string, int> index_of_id_;
   std::map<int, std::vector<int>> devices_of_running_;  // job index -> the devices it holds
   std::map<int, double> attained_;                      // job index -> service in its ended attempts
+  // job index -> (when it was last stopped by a preemption, what it had waited before that
+  // since its first start), for jobs that have run
+  std::map<int, std::pair<int64_t, int64_t>> waits_after_run_;
   int64_t schedule_calls_ = 0;
   double schedule_seconds_ = 0;
 };

@@ -78,12 +78,17 @@ TEST(JobView, QueuesTableShowsSlurmMappingsAndServiceLevels) {
       {"name": "gpu", "guarantee": 0.5, "max": 1, "share": 0, "running": 0, "waiting": [],
        "slurm": {"partition": "a100", "qos": "high"}},
       {"name": "default", "guarantee": 0.5, "max": 1, "share": 0, "running": 0, "waiting": [], "slurm": {}}],
-      "capacity": {"cpus": 8}, "max_wait_ms": 3600000, "service_levels_gpu_hours": [0.1, 0.5, 2],
-      "min_run_before_preemption_ms": 600000, "file": "/h/queues.yaml", "error": ""})");
+      "capacity": {"cpus": 8}, "max_wait_ms": 3600000, "max_wait_to_resume_ms": 259200000,
+      "service_levels_gpu_hours": [0.1, 0.5, 2], "min_run_before_preemption_ms": 600000, "file": "/h/queues.yaml",
+      "error": ""})");
   std::string table = RenderQueues(reply);
   EXPECT_NE(table.find("queue gpu runs on Slurm partition a100, QOS high\n"), std::string::npos) << table;
   EXPECT_EQ(table.find("queue default runs"), std::string::npos) << table;
   EXPECT_NE(table.find("least served jobs go first (service levels 0.1, 0.5, 2 GPU-hours)"), std::string::npos) << table;
+  EXPECT_NE(table.find("a job waits at most max_wait 1h00m before it goes first, and one that has run "
+                       "max_wait_to_resume 72h00m in all"),
+            std::string::npos)
+      << table;
 }
 
 TEST(JobView, ProgressBar) {

@@ -68,7 +68,9 @@ std::string RenderQueues(const Json& reply) {
   }
   out << "(* borrowing beyond its guarantee; shares are of " << Amounts(reply.value("capacity", Json::object()), "nothing")
       << "; a job waits at most max_wait " << FormatDuration(reply.value("max_wait_ms", int64_t{0}))
-      << " before it goes first; configured in " << reply.value("file", std::string("queues.yaml")) << ")\n";
+      << " before it goes first, and one that has run max_wait_to_resume "
+      << FormatDuration(reply.value("max_wait_to_resume_ms", int64_t{0})) << " in all; configured in "
+      << reply.value("file", std::string("queues.yaml")) << ")\n";
   if (std::string error = reply.value("error", ""); !error.empty()) {
     out << "the file was changed but not reloaded, the queues above stay in force: " << error << "\n";
   }

@@ -46,6 +46,8 @@ class QueueConfigReader {
       std::string key = entry.first.Scalar();
       if (key == "max_wait") {
         ASSIGN_OR_RETURN(config.max_wait_ms, Duration(entry.second, key, "1h", /*zero_ok=*/false));
+      } else if (key == "max_wait_to_resume") {
+        ASSIGN_OR_RETURN(config.max_wait_to_resume_ms, Duration(entry.second, key, "72h", /*zero_ok=*/false));
       } else if (key == "max_preemption_grace") {
         ASSIGN_OR_RETURN(config.max_preemption_grace_ms, Duration(entry.second, key, "10m", /*zero_ok=*/true));
       } else if (key == "service_levels") {
@@ -60,7 +62,7 @@ class QueueConfigReader {
           config.queues.push_back(*spec);
         }
       } else {
-        return Fail(Line(entry.first), "has an unknown field `" + key + "`", "the fields are max_wait, max_preemption_grace, service_levels, min_run_before_preemption and queues");
+        return Fail(Line(entry.first), "has an unknown field `" + key + "`", "the fields are max_wait, max_wait_to_resume, max_preemption_grace, service_levels, min_run_before_preemption and queues");
       }
     }
     return Finish(config, Line(root));
@@ -131,7 +133,7 @@ class QueueConfigReader {
   }
 
   // service_levels: [0.1, 0.5, 2]: ascending GPU-hours (CPU-hours for jobs without GPUs),
-  // kept as size x milliseconds.
+  // kept as size x milliseconds; [] turns them off.
   Result<std::vector<double>> ServiceLevels(const YAML::Node& node) const {
     const std::string fix = "list ascending GPU-hours, e.g. service_levels: [0.1, 0.5, 2, 8, 32]";
     if (!node.IsSequence()) return Fail(Line(node), "service_levels must be a list of GPU-hours", fix);

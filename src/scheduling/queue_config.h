@@ -1,9 +1,10 @@
 // Queue configuration: the server's queues.yaml (in its home), read into a
 // SchedulingConfig, and re-read when the file changes.
 //
-//   max_wait: 1h              # after this long, a job is ordered before all younger ones
+//   max_wait: 1h              # after this long, a job that has never run goes before all younger ones
+//   max_wait_to_resume: 72h   # the same for a job that has run, over its waits since its first start
 //   max_preemption_grace: 10m # the longest preemption_grace a job may ask for (default 10m)
-//   service_levels: [0.1, 0.5, 2, 8, 32]   # GPU-hours: least-attained-service order (default: off)
+//   service_levels: [0.1, 0.5, 2, 8, 32]   # GPU-hours: least-attained-service order (the default; [] turns it off)
 //   min_run_before_preemption: 10m          # what an attempt runs before service preempts it
 //   queues:
 //     research:

@@ -34,6 +34,20 @@ TEST(QueueConfig, ReadsQueuesAndGivesDefaultWhatIsLeft) {
   EXPECT_EQ(empty->queues[0].name, "default");
 }
 
+TEST(QueueConfig, AttainedServiceIsOnByDefaultAndTheBoundsAreRead) {
+  const SchedulingConfig defaults = DefaultSchedulingConfig();
+  EXPECT_EQ(defaults.service_levels, (std::vector<double>{0.1 * 3.6e6, 0.5 * 3.6e6, 2 * 3.6e6, 8 * 3.6e6, 32 * 3.6e6}));
+  EXPECT_EQ(defaults.max_wait_ms, 3600 * 1000);
+  EXPECT_EQ(defaults.max_wait_to_resume_ms, 72LL * 3600 * 1000);
+  auto config = ParseQueueConfig("service_levels: []\nmax_wait_to_resume: 12h\n", "queues.yaml");
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  EXPECT_TRUE(config->service_levels.empty()) << "[] turns them off";
+  EXPECT_EQ(config->max_wait_to_resume_ms, 12LL * 3600 * 1000);
+  auto bad = ParseQueueConfig("max_wait_to_resume: 0s\n", "queues.yaml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message(), "queues.yaml:1: max_wait_to_resume must be a duration above zero; e.g. max_wait_to_resume: 72h");
+}
+
 TEST(QueueConfig, ReadsPreemptLowerPriorityTrueOrFalseAndDefaultsToFalse) {
   auto config = ParseQueueConfig(
       "queues:\n"
@@ -84,7 +98,7 @@ TEST(QueueConfig, RefusesEachProblemWithItsLineAndFix) {
       {"queues:\n  a: {user_limit: {gpus: 1.5}}\n", "queues.a.user_limit.gpus must be a whole number above zero"},
       {"queues:\n  a: {user_limit: {memory: lots}}\n", "queues.a.user_limit.memory: "},
       {"max_wait: never\n", "queues.yaml:1: max_wait must be a duration above zero; e.g. max_wait: 1h"},
-      {"queue: {}\n", "queues.yaml:1: has an unknown field `queue`; the fields are max_wait, max_preemption_grace, service_levels, min_run_before_preemption and queues"},
+      {"queue: {}\n", "queues.yaml:1: has an unknown field `queue`; the fields are max_wait, max_wait_to_resume, max_preemption_grace, service_levels, min_run_before_preemption and queues"},
       {"service_levels: [2, 1]\n", "queues.yaml:1: service_levels must be ascending numbers of GPU-hours above zero (got `1`)"},
       {"queues:\n  a:\n    slurm: {partition: 'g p u'}\n", "queues.yaml:3: queues.a.slurm.partition must be a Slurm name"},
       {"queues:\n  a:\n    slurm: {account: ml}\n", "queues.yaml:3: queues.a.slurm has an unknown field `account`"},

@@ -37,6 +37,17 @@ bool WithinLimit(const Resources& limit, const Resources& used, const Resources&
 
 double ServiceSize(const Resources& total) { return total.gpus > 0 ? total.gpus : total.cpus; }
 
+std::vector<double> DefaultServiceLevels() {
+  std::vector<double> levels;
+  for (double gpu_hours : {0.1, 0.5, 2.0, 8.0, 32.0}) levels.push_back(gpu_hours * 3600 * 1000);
+  return levels;
+}
+
+bool WaitedPastBound(const PendingJob& job, const SchedulingConfig& config, int64_t now_ms) {
+  if (job.has_run) return job.waited_since_first_run_ms >= config.max_wait_to_resume_ms;
+  return now_ms - job.submitted_ms >= config.max_wait_ms;
+}
+
 namespace {
 
 Resources TotalOf(const PendingJob& job) {
@@ -82,7 +93,7 @@ class Pass {
     // Aged jobs first, oldest first; then the fair-share order.
     std::vector<const PendingJob*> fresh;
     for (const PendingJob* job : jobs) {
-      if (in_.now_ms - job->submitted_ms >= config_.max_wait_ms && Liftable(*job)) {
+      if (WaitedPastBound(*job, config_, in_.now_ms) && Liftable(*job)) {
         if (in_.explain) aged_.insert(job->id);
         Consider(*job);
       } else {
@@ -105,7 +116,7 @@ class Pass {
     return releases;
   }
 
-  // Whether max_wait lifts the job: only when starting it keeps its queue within its
+  // Whether its bound lifts the job: only when starting it keeps its queue within its
   // guarantee (with what the pass has started so far), or the queue is guaranteed the
   // whole cluster (it borrows from nobody). Lifting a borrower would start it ahead of the
   // queues it borrows from, only for preemption to take it back (measured on the trace
@@ -274,7 +285,8 @@ class Pass {
   }
 
   // Running jobs of the job's queue and priority at a higher attained-service level that
-  // checkpoint, have run long enough in their attempt and were not started for having aged.
+  // checkpoint, have run long enough in their attempt and were not resumed for having
+  // waited past max_wait_to_resume.
   void PreemptMoreAttained(const PendingJob& job, const Resources& need) {
     const int level = Level(job.attained);
     auto more_attained = [&](const RunningJob& running) {
@@ -396,7 +408,10 @@ class Pass {
     if (config_.order == OrderPolicy::kFairShare) {
       text += "; " + wait_reasons::QueueUse(queue, queue_used_[job.queue], in_.cluster.capacity, need);
     }
-    if (aged_.count(job.id)) text += "; it has waited longer than the server's max_wait, so it goes first";
+    if (aged_.count(job.id)) {
+      text += job.has_run ? "; it has waited longer in all than the server's max_wait_to_resume, so it goes first"
+                          : "; it has waited longer than the server's max_wait, so it goes first";
+    }
     return text;
   }
 

@@ -5,9 +5,11 @@
 // Contract:
 //  - Gangs: a job starts with all its tasks at once or not at all; GPUs are concrete
 //    devices, each admitted task gets `gpus` distinct free indices, lowest first.
-//  - Order (kFairShare): jobs that have waited longer than `max_wait` come first, oldest
-//    first, when starting them keeps their queue within its guarantee (or the queue is
-//    guaranteed the whole cluster). Then queues take turns: the next job comes from the queue that would be
+//  - Order (kFairShare): jobs that have waited past their bound come first, oldest first,
+//    when starting them keeps their queue within its guarantee (or the queue is guaranteed
+//    the whole cluster). The bound: `max_wait` for a job that has never run;
+//    `max_wait_to_resume` for one that has (a retry, a resume after preemption), counted
+//    over every wait since its first start. Then queues take turns: the next job comes from the queue that would be
 //    furthest below its guarantee with that job started (its dominant share of the
 //    cluster divided by its guaranteed share, lowest first), and within a queue by priority (highest first), then the user with the
 //    smallest dominant share in that queue, then submission time, then id. Shares are
@@ -22,12 +24,14 @@
 //    if it fits now and its estimated run (forever when it has no estimate) delays no
 //    reservation. With backfill off, the first job that does not fit stops the pass
 //    (strict FIFO's head-of-line blocking).
-//  - No starvation, for a job its queue's guarantee holds: once it has waited `max_wait`,
-//    it is ordered before every job that has not, and nothing that starts after that delays its reservation; it starts at the
-//    latest when the jobs running at that moment have ended (their estimates bound it
-//    where they have them) and the aged jobs before it have run. A job that would take its
-//    queue beyond its guarantee runs only on what other queues leave idle: under
-//    sustained overload it has no such bound.
+//  - No starvation, for a job its queue's guarantee holds: once it has waited past its
+//    bound, it is ordered before every job that has not, and nothing that starts after
+//    that delays its reservation; it starts at the latest when the jobs running at that
+//    moment have ended (their estimates bound it where they have them) and the aged jobs
+//    before it have run. A job that has run and waited past `max_wait_to_resume` then runs
+//    to its end: service never preempts it again. A job that would take its queue beyond
+//    its guarantee runs only on what other queues leave idle: under sustained overload it
+//    has no such bound.
 //  - Preemption (kFairShare, when `preemption` is on): when the first job of a queue that is
 //    below its guarantee cannot start for want of free resources, and starting it would
 //    keep its queue within its guarantee, running jobs of queues above their guarantees
@@ -53,9 +57,10 @@
 //    job's length). With preemption on, a queue's first job that lacks room (after the
 //    rules above) preempts running jobs of its queue with the same priority and a higher
 //    level that checkpoint and have run at least `min_run_before_preemption_ms` in their attempt:
-//    highest level first, then the youngest, only as many as it needs. A job aged past
-//    `max_wait` is never preempted this way. Meant for jobs that checkpoint
-//    (docs/checkpoints.md): a preempted attempt loses what it did since its checkpoint.
+//    highest level first, then the youngest, only as many as it needs. A job that started
+//    for having waited past `max_wait_to_resume` is never preempted this way. Only jobs
+//    that checkpoint (docs/checkpoints.md) are: a preempted attempt loses what it did
+//    since its checkpoint. On by default (kDefaultServiceLevels).
 //  - Every queued job that does not start gets a reason, in words a user reads in
 //    `shoal status` ("needs 4 CPUs, 1.5 free; 2nd in queue research behind job-41").
 // Thread-safety: pure functions.
@@ -90,17 +95,23 @@ struct QueueSpec {
 
 enum class OrderPolicy { kFairShare, kFifo };
 
+// 0.1, 0.5, 2, 8 and 32 GPU-hours (CPU-hours for jobs without GPUs), in size x milliseconds:
+// Shoal's default service levels, as replayed in bench/schedule.
+std::vector<double> DefaultServiceLevels();
+
 struct SchedulingConfig {
   std::vector<QueueSpec> queues;  // always holds "default"
   OrderPolicy order = OrderPolicy::kFairShare;
   bool backfill = true;
   bool preemption = true;  // take lent capacity back; preempt by priority where a queue allows (kFairShare only)
-  int64_t max_wait_ms = 3600 * 1000;  // the starvation bound's start: see the contract
+  int64_t max_wait_ms = 3600 * 1000;  // the starvation bound for a job's first start: see the contract
+  // The starvation bound for a job that has run, over all its waits since its first start.
+  int64_t max_wait_to_resume_ms = int64_t{72} * 3600 * 1000;
   // The longest preemption_grace a job may ask for (refused at submit beyond it).
   int64_t max_preemption_grace_ms = 10 * 60 * 1000;
   int max_reservations = 64;
   // Attained-service levels (see the contract), in size x milliseconds, ascending; empty: off.
-  std::vector<double> service_levels;
+  std::vector<double> service_levels = DefaultServiceLevels();
   int64_t min_run_before_preemption_ms = 10 * 60 * 1000;
 
   const QueueSpec* FindQueue(const std::string& name) const;
@@ -116,6 +127,10 @@ struct PendingJob {
   std::vector<Resources> tasks;  // one entry per task, in rank order
   int64_t estimate_ms = 0;       // how long it runs, as declared (timeouts.job or estimate); 0: unknown
   double attained = 0;           // service in earlier attempts, size x ms (see service_levels)
+  // For the starvation bound: whether an earlier attempt of it ran, and then how long it
+  // has waited in all since its first start, this wait included.
+  bool has_run = false;
+  int64_t waited_since_first_run_ms = 0;
 };
 
 // A job holding resources.
@@ -129,7 +144,7 @@ struct RunningJob {
   int64_t estimate_ms = 0;  // 0: unknown, so it holds its resources for as long as anyone can tell
   bool preempting = false;  // already told to stop for another job: its resources are on their way back
   double attained_before = 0;  // service in its earlier attempts, size x ms
-  bool aged = false;           // it had waited past max_wait when it started
+  bool aged = false;           // it had run before, and waited past max_wait_to_resume when it started
   bool checkpointed = false;   // Shoal keeps its checkpoints: preempting it loses little
 };
 
@@ -175,6 +190,9 @@ struct ScheduleDecision {
 };
 
 ScheduleDecision Schedule(const ScheduleInput& input);
+
+// Whether the job has waited past its starvation bound at `now_ms` (see the contract).
+bool WaitedPastBound(const PendingJob& job, const SchedulingConfig& config, int64_t now_ms);
 
 // A job's dominant share: its largest fraction of the capacity over CPUs, memory, GPUs.
 double DominantShare(const Resources& used, const Resources& capacity);

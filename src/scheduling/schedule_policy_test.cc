@@ -424,9 +424,43 @@ TEST(SchedulePolicy, WithServiceLevelsTheLeastServedGoFirstAndPreemptTheMostServ
   }
   RunningJob aged = Served("aged", 2, 3 * kHour);
   aged.aged = true;
-  EXPECT_TRUE(Schedule(Cluster(config, 2, {fresh}, {aged})).preempt.empty()) << "a job started for having aged stays";
-  EXPECT_TRUE(Schedule(Cluster(Config(), 2, {fresh}, {Served("r", 2, 3 * kHour)})).preempt.empty())
+  EXPECT_TRUE(Schedule(Cluster(config, 2, {fresh}, {aged})).preempt.empty()) << "a job resumed for having aged stays";
+  SchedulingConfig without_levels = Config();
+  without_levels.service_levels.clear();
+  EXPECT_TRUE(Schedule(Cluster(without_levels, 2, {fresh}, {Served("r", 2, 3 * kHour)})).preempt.empty())
       << "without service levels nothing is preempted for service";
+  EXPECT_EQ(Preempted(Schedule(Cluster(Config(), 2, {fresh}, {Served("r", 2, 3 * kHour)}))), std::vector<std::string>{"r"})
+      << "service levels are on by default";
+}
+
+// The two starvation bounds: max_wait from submission for a job that has never run;
+// max_wait_to_resume over every wait since its first start for one that has.
+TEST(SchedulePolicy, AJobThatHasRunIsBoundByMaxWaitToResumeOverAllItsWaits) {
+  SchedulingConfig config = ServiceLevels();
+  config.max_wait_ms = kHour;
+  config.max_wait_to_resume_ms = 24 * kHour;
+  // Submitted 30 h ago, 2 CPU-hours served (level 1): a fresh job of level 0 goes first...
+  PendingJob served = Job("served", 2, 30 * kHour);
+  served.attained = 2.0 * kHour;
+  served.has_run = true;
+  served.waited_since_first_run_ms = 23 * kHour;
+  PendingJob fresh = Job("fresh", 2, 2 * kHour);  // past max_wait itself, and submitted later
+  EXPECT_EQ(Admitted(Schedule(Cluster(config, 2, {served, fresh}))), std::vector<std::string>{"fresh"})
+      << "23 h waited since its first start: max_wait from its submission does not lift it";
+  // ...until its waits since its first start reach max_wait_to_resume.
+  served.waited_since_first_run_ms = 24 * kHour;
+  ScheduleDecision decision = Schedule(Cluster(config, 2, {served, fresh}));
+  EXPECT_EQ(Admitted(decision), std::vector<std::string>{"served"});
+  std::string reason = Schedule(Cluster(config, 2, {served}, {Running("r", 2)})).waiting["served"];
+  EXPECT_NE(reason.find("waited longer in all than the server's max_wait_to_resume"), std::string::npos) << reason;
+  EXPECT_TRUE(WaitedPastBound(served, config, kNow));
+  EXPECT_FALSE(WaitedPastBound(Job("new", 2, 59 * kMinute), config, kNow));
+  EXPECT_TRUE(WaitedPastBound(Job("old", 2, kHour), config, kNow));
+  // A job that aged past max_wait before its first start is still preempted for service
+  // once it has had more than the waiting job: only a resumed one stays.
+  RunningJob started_aged = Served("started-aged", 2, 3 * kHour);
+  EXPECT_EQ(Preempted(Schedule(Cluster(config, 2, {Job("new", 2)}, {started_aged}))),
+            std::vector<std::string>{"started-aged"});
 }
 
 TEST(SchedulePolicy, MaxWaitDoesNotLiftAJobThatWouldBorrow) {

@@ -350,6 +350,7 @@ Json JobManager::Queues() {
   return Json{{"queues", queues},
               {"capacity", ResourcesJson(capacity)},
               {"max_wait_ms", config.max_wait_ms},
+              {"max_wait_to_resume_ms", config.max_wait_to_resume_ms},
               {"max_preemption_grace_ms", config.max_preemption_grace_ms},
               {"service_levels_gpu_hours", ServiceLevelHours(config.service_levels)},
               {"min_run_before_preemption_ms", config.min_run_before_preemption_ms},
@@ -740,6 +741,19 @@ double AttainedService(const JobRecord& job) {
   return attained;
 }
 
+// What the job has waited, in all, since its first attempt started: the gaps between its
+// attempts that started before `until`, and from the last one's end to `until`. Zero for a
+// job that has not run before then.
+int64_t WaitedSinceFirstRun(const JobRecord& job, int64_t until) {
+  int64_t waited = 0, last_end = 0;
+  for (const AttemptRecord& attempt : job.attempts) {
+    if (attempt.started_ms <= 0 || attempt.started_ms >= until) break;
+    if (last_end > 0) waited += attempt.started_ms - last_end;
+    last_end = attempt.finished_ms > 0 ? attempt.finished_ms : until;
+  }
+  return last_end > 0 ? waited + std::max<int64_t>(0, until - last_end) : 0;
+}
+
 bool HasCheckpoints(const JobSpec& spec) {
   return std::any_of(spec.roles.begin(), spec.roles.end(),
                      [&](const RoleSpec& role) { return spec.CheckpointOf(role) != nullptr; });
@@ -751,11 +765,12 @@ ScheduleInput JobManager::ScheduleInputNow() const {
   ScheduleInput input;
   input.cluster = ClusterState{backend_.Capacity().total, free_, free_gpus_};
   input.now_ms = clock_.WallMillis();
-  const int64_t max_wait_ms = queues_.config().max_wait_ms;
   for (const std::string& id : queue_) {
     const JobRecord& job = live_.at(id);
     PendingJob pending{id, job.spec.user, job.spec.queue, job.spec.priority, job.created_ms, {}, EstimateOf(job.spec),
                        AttainedService(job)};
+    pending.has_run = !job.attempts.empty();
+    pending.waited_since_first_run_ms = WaitedSinceFirstRun(job, input.now_ms);
     for (const auto& role : job.spec.roles) {
       for (int i = 0; i < role.instances; ++i) pending.tasks.push_back(role.resources);
     }
@@ -767,7 +782,8 @@ ScheduleInput JobManager::ScheduleInputNow() const {
     RunningJob running{id, job.spec.user, job.spec.queue, job.spec.priority, admission.total, started,
                        EstimateOf(job.spec), !job.preempt_reason.empty() || job.kill_requested};
     running.attained_before = AttainedService(job);
-    running.aged = started - job.created_ms >= max_wait_ms;
+    // Resumed for having waited past max_wait_to_resume: an attempt after one that ran.
+    running.aged = job.attempts.size() > 1 && WaitedSinceFirstRun(job, started) >= queues_.config().max_wait_to_resume_ms;
     running.checkpointed = HasCheckpoints(job.spec);
     input.running.push_back(std::move(running));
   }
