@@ -221,3 +221,42 @@ def test_an_unwritable_checkpoint_folder_and_a_grace_past_the_servers_are_refuse
         assert result.returncode == 2, (extra, result)
         assert expected in result.stderr, (extra, result.stderr)
     assert json.loads(shoal.run("list", "--json", check=0).stdout)["total"] == 0, "nothing was queued"
+
+
+def test_a_new_job_preempts_a_more_served_one_of_its_queue_which_resumes_from_its_checkpoint(shoal, tmp_path):
+    # Attained service is on by default; tiny levels and no minimum run make it quick here.
+    (shoal.home / "queues.yaml").write_text("service_levels: [0.001]\nmin_run_before_preemption: 0s\n")
+    shoal.start_server("--cpus", "2")
+    events = tmp_path / "events"
+    long_one = shoal.submit(write_spec(tmp_path, f"""
+name: long-one
+checkpoint: {{path: state, uri: {tmp_path}/ckpt}}
+env: {{EVENTS: {events}, TOTAL: "400"}}
+roles:
+  worker:
+    cpus: 2
+    memory: 64M
+    command: /usr/bin/python3 {PROGRAMS}/checkpointed_counter.py
+"""))
+    # 0.001 CPU-hours at 2 CPUs is 1.8 s of service: by 30% it is at level 1.
+    wait_for(lambda: shoal.status(long_one)["progress"] >= 0.3, 120, what=f"{long_one} to make progress")
+    fresh = shoal.submit(write_spec(tmp_path, """
+name: fresh
+roles:
+  worker:
+    cpus: 2
+    memory: 32M
+    command: "true"
+""", name="fresh.yaml"))
+    # The fresh job runs for a moment only: the long one may already be back by the next look.
+    preempted = wait_for(lambda: (s := shoal.status(long_one)) and len(s["attempts"]) > 1 and s["attempts"][0],
+                         90, what=f"{long_one} to be preempted")
+    assert preempted["state"] == "PREEMPTED", preempted
+    assert f"for {fresh} in queue default, which has had less service (level 0 against 1)" in \
+        preempted["message"], preempted
+    shoal.wait_state(fresh, "SUCCEEDED")
+    done = shoal.wait_state(long_one, "SUCCEEDED", timeout=120)
+    assert [a["state"] for a in done["attempts"]] == ["PREEMPTED", "SUCCEEDED"], done["attempts"]
+    lines = events.read_text().splitlines()
+    stopped_at = int(lines[1].split(" ", 2)[1])
+    assert stopped_at > 0 and lines[2:] == [f"start {stopped_at}", "done 400"], lines
