@@ -68,6 +68,7 @@ class Pass {
     const QueueSpec* queue;
     Resources need;
     bool within_guarantee;  // starting it keeps its queue within its guarantee
+    bool one_job_owed;      // its queue runs nothing, and it is within the one-job allowance
     bool below_guarantee;   // its queue is below its guarantee (in dominant share) now
     double ratio_after;     // its queue's dominant share over its guarantee with it started
   };
@@ -79,6 +80,7 @@ class Pass {
     for (const RunningJob& job : input.running) {
       queue_used_[job.queue] += job.total;
       user_used_[{job.queue, job.user}] += job.total;
+      if (!job.preempting) ++queue_jobs_[job.queue];
     }
   }
 
@@ -124,7 +126,7 @@ class Pass {
   bool Liftable(const PendingJob& job) {
     const QueueSpec* queue = config_.FindQueue(job.queue);
     if (!queue) return false;
-    return queue->guarantee >= 1 - 1e-9 ||
+    return queue->guarantee >= 1 - 1e-9 || OneJobOwed(job.queue, TotalOf(job)) ||
            WithinLimit(ShareOf(in_.cluster.capacity, queue->guarantee), queue_used_[job.queue], TotalOf(job));
   }
 
@@ -156,7 +158,10 @@ class Pass {
             best = head, best_share = share;
           }
         }
+        // A job owed as its queue's one job goes after every job within its queue's
+        // guarantee (which could take it back) and before every other borrower.
         double ratio = QueueRatio(queue, TotalOf(*best));
+        if (OneJobOwed(queue, TotalOf(*best))) ratio = std::min(ratio, 1 + 1e-6);
         if (!next || std::make_tuple(ratio, -best->priority, Level(best->attained), best->submitted_ms, best->id) <
                          std::make_tuple(next_queue_ratio, -next->priority, Level(next->attained), next->submitted_ms, next->id)) {
           next = best, next_queue_ratio = ratio;
@@ -176,6 +181,23 @@ class Pass {
   // dominant share over its guaranteed share. Counting the job keeps a queue whose job
   // would borrow from going before one whose job stays within its guarantee. Queues with
   // no guarantee come after every queue that has one.
+  // A queue with a guarantee always may run one job, up to twice its guarantee rounded up
+  // to a whole GPU (a whole CPU on a cluster without GPUs): its guarantee rounded up to its
+  // jobs' size, so that a queue guaranteed less than one of its jobs is not left to what
+  // others leave idle. The bound keeps a small queue from taking the cluster with one job.
+  bool WithinOneJobAllowance(const QueueSpec& queue, const Resources& job) const {
+    if (queue.guarantee <= 0) return false;
+    const Resources& capacity = in_.cluster.capacity;
+    const double unit = capacity.gpus > 0 ? 1.0 / capacity.gpus : capacity.cpus > 0 ? 1.0 / capacity.cpus : 0;
+    return DominantShare(job, capacity) <= 2 * std::max(queue.guarantee, unit) + 1e-9;
+  }
+
+  // Whether `next` is the one job its queue is owed: the queue runs nothing now.
+  bool OneJobOwed(const std::string& name, const Resources& next) {
+    const QueueSpec* queue = config_.FindQueue(name);
+    return queue && queue_jobs_[name] == 0 && WithinOneJobAllowance(*queue, next);
+  }
+
   double QueueRatio(const std::string& name, const Resources& next) const {
     const QueueSpec* queue = config_.FindQueue(name);
     auto used = queue_used_.find(name);
@@ -221,6 +243,7 @@ class Pass {
     if (config_.order == OrderPolicy::kFairShare && !starved_queues_.count(job.queue)) {
       starved_queues_.insert(job.queue);  // only a queue's first job that lacks room may preempt
       heads_.push_back(Head{&job, queue, need, WithinLimit(ShareOf(in_.cluster.capacity, queue->guarantee), queue_used, need),
+                            OneJobOwed(job.queue, need),
                             queue->guarantee > 0 && QueueRatio(job.queue, Resources{}) < 1 - 1e-9,
                             QueueRatio(job.queue, need)});
     }
@@ -266,7 +289,8 @@ class Pass {
   // priority.
   void PreemptFor(const Head& head) {
     if (RoomOnItsWay().Fits(head.need)) return;  // what is already on its way back is enough
-    if (head.within_guarantee && TakeBackFromBorrowers(*head.job, head.need, 0)) return;
+    if (head.within_guarantee && TakeBackFromBorrowers(*head.job, head.need, 0, /*spare_one_job=*/false)) return;
+    if (head.one_job_owed && TakeBackFromBorrowers(*head.job, head.need, 0)) return;
     if (!head.within_guarantee && head.below_guarantee && TakeBackFromBorrowers(*head.job, head.need, head.ratio_after)) {
       return;
     }
@@ -318,18 +342,25 @@ class Pass {
   // least `floor` without them (a queue with no guarantee: always). The floor is what a
   // job that takes its own queue beyond its guarantee brings that queue to: the queues it
   // takes from end no nearer their guarantees than it, so they cannot take back in turn.
+  // `spare_one_job`: not a queue's only job within its one-job allowance (for a job beyond
+  // its own queue's guarantee; a job within it takes back even that).
   // True when they make room for `job`.
-  bool TakeBackFromBorrowers(const PendingJob& job, const Resources& need, double floor) {
+  bool TakeBackFromBorrowers(const PendingJob& job, const Resources& need, double floor, bool spare_one_job = true) {
     std::map<std::string, Resources> used = queue_used_;
+    std::map<std::string, int> jobs = queue_jobs_;
     auto take_if_borrowing = [&](const RunningJob& running) {
       if (running.queue == job.queue) return false;
       const QueueSpec* queue = config_.FindQueue(running.queue);
       double guarantee = queue ? queue->guarantee : 0;
       if (DominantShare(used[running.queue], in_.cluster.capacity) <= guarantee + 1e-9) return false;  // not borrowing
+      if (spare_one_job && queue && jobs[running.queue] == 1 && WithinOneJobAllowance(*queue, running.total)) {
+        return false;
+      }
       Resources without = used[running.queue];
       without -= running.total;
       if (guarantee > 0 && DominantShare(without, in_.cluster.capacity) / guarantee < floor - 1e-9) return false;
       used[running.queue] = without;
+      --jobs[running.queue];
       return true;
     };
     std::vector<const RunningJob*> victims = VictimsToMakeRoom(need, take_if_borrowing);
@@ -391,6 +422,7 @@ class Pass {
     std::string victims_text;
     for (const RunningJob* victim : victims) {
       chosen_.insert(victim->id);
+      --queue_jobs_[victim->queue];
       queue_used_[victim->queue] -= victim->total;
       decision_.preempt.push_back(Preemption{victim->id, job.id, reason(*victim)});
       victims_text += (victims_text.empty() ? "" : ", ") + victim->id;
@@ -439,6 +471,7 @@ class Pass {
       admission.task_gpus.push_back(std::move(gpus));
     }
     free_ -= need;
+    ++queue_jobs_[job.queue];
     queue_used_[job.queue] += need;
     user_used_[{job.queue, job.user}] += need;
     if (config_.backfill) profile_.Reserve(in_.now_ms, need, job.estimate_ms);
@@ -451,6 +484,7 @@ class Pass {
   std::set<int> free_gpus_;
   ResourceProfile profile_;
   std::map<std::string, Resources> queue_used_;
+  std::map<std::string, int> queue_jobs_;  // running jobs per queue, not counting those being preempted
   std::map<std::pair<std::string, std::string>, Resources> user_used_;  // (queue, user)
   std::map<std::string, std::string> queue_stopped_;                    // queue -> the job over its max
   std::map<std::string, std::pair<int, std::string>> waiting_in_queue_;  // how many wait, the first

@@ -273,24 +273,81 @@ TEST(SchedulePolicy, AJobBeyondItsQueuesGuaranteeTakesBackOnlyFromQueuesThatStay
     }
     return jobs;
   };
-  // research (guaranteed 2 of 8 CPUs) runs nothing and wants 3: 1.5x its guarantee.
-  // batch, guaranteed 2, runs all 8 (4x); without 3 of them it is still at 2.5x.
+  // research (guaranteed 2 of 8 CPUs) runs 1 and wants 2 more: 1.5x its guarantee.
+  // batch, guaranteed 2, runs the other 7 (3.5x); without 2 of them it is still at 2.5x.
   config.queues = {QueueSpec{"default", 0, 1, {}}, QueueSpec{"research", 0.25, 1, {}}, QueueSpec{"batch", 0.25, 1, {}}};
-  ScheduleDecision decision = Schedule(Cluster(config, 8, {In(Job("r", 3, 1), "research", "ann")}, one_cpu_jobs("batch", 8)));
-  std::vector<std::string> victims;
-  for (const Preemption& p : decision.preempt) victims.push_back(p.job_id);
-  EXPECT_EQ(victims, (std::vector<std::string>{"batch0", "batch1", "batch2"})) << "the youngest three";
+  std::vector<RunningJob> running = one_cpu_jobs("batch", 7);
+  running.push_back(Running("research-running", 1, 0, "research", "ann"));
+  ScheduleDecision decision = Schedule(Cluster(config, 8, {In(Job("r", 2, 1), "research", "ann")}, running));
+  EXPECT_EQ(Preempted(decision), (std::vector<std::string>{"batch0", "batch1"})) << "the youngest two";
 
-  // batch guaranteed 4: without 3 jobs it would be at 1.25x, nearer its guarantee than
+  // batch guaranteed 4: without 2 jobs it would be at 1.25x, nearer its guarantee than
   // research would be beyond its own (1.5x); nothing is taken.
   config.queues[2].guarantee = 0.5;
-  EXPECT_TRUE(Schedule(Cluster(config, 8, {In(Job("r", 3, 1), "research", "ann")}, one_cpu_jobs("batch", 8))).preempt.empty());
+  EXPECT_TRUE(Schedule(Cluster(config, 8, {In(Job("r", 2, 1), "research", "ann")}, running)).preempt.empty());
 
   // research already at its guarantee: it takes nothing for a job beyond it.
-  std::vector<RunningJob> running = one_cpu_jobs("batch", 6);
+  running = one_cpu_jobs("batch", 6);
   for (RunningJob& job : one_cpu_jobs("research", 2)) running.push_back(job);
   config.queues[2].guarantee = 0.25;
   EXPECT_TRUE(Schedule(Cluster(config, 8, {In(Job("r", 1, 1), "research", "ann")}, running)).preempt.empty());
+}
+
+// A queue guaranteed less than one of its jobs may run one job at a time (up to twice its
+// guarantee, rounded up to one CPU here): it takes lent capacity back for it, goes first in
+// the queues' turns, and keeps it while it is its only job.
+TEST(SchedulePolicy, EveryQueueMayRunOneJobUpToTwiceItsGuarantee) {
+  SchedulingConfig config = Config();
+  config.queues = {QueueSpec{"default", 0.2, 1, {}}, QueueSpec{"tiny", 0.1, 1, {}}, QueueSpec{"batch", 0.7, 1, {}}};
+  auto batch_jobs = [](int count) {
+    std::vector<RunningJob> jobs;
+    for (int i = 0; i < count; ++i) {
+      jobs.push_back(Started(Running("batch" + std::to_string(i), 1, 0, "batch", "bob"), (i + 1) * kMinute));
+    }
+    return jobs;
+  };
+  // 10 CPUs: tiny is guaranteed 1, batch 7 and runs all 10.
+  ScheduleDecision decision = Schedule(Cluster(config, 10, {In(Job("t", 2, 1), "tiny", "ann")}, batch_jobs(10)));
+  EXPECT_EQ(Preempted(decision), (std::vector<std::string>{"batch0", "batch1"})) << "2 CPUs: twice its guarantee";
+  EXPECT_TRUE(Schedule(Cluster(config, 10, {In(Job("t", 3, 1), "tiny", "ann")}, batch_jobs(10))).preempt.empty())
+      << "3 CPUs are more than twice its guarantee";
+
+  // Its one job stays for a job beyond batch's guarantee (batch runs 5 of its 7 and
+  // wants 3)...
+  std::vector<RunningJob> running = batch_jobs(5);
+  running.push_back(Running("default-job", 2, 0, "default", "dan"));
+  running.push_back(Running("tiny-one", 2, 0, "tiny", "ann"));
+  EXPECT_TRUE(Schedule(Cluster(config, 10, {In(Job("b", 3, 1), "batch", "bob")}, running)).preempt.empty());
+  // ...not for one within it (batch wants 2):
+  EXPECT_EQ(Preempted(Schedule(Cluster(config, 10, {In(Job("b", 2, 1), "batch", "bob")}, running))),
+            std::vector<std::string>{"tiny-one"});
+  // and two jobs of tiny are borrowing like any other's.
+  running.back().total = Cpus(1);
+  running.push_back(Started(Running("tiny-two", 1, 0, "tiny", "ann"), 30 * 1000));
+  EXPECT_EQ(Preempted(Schedule(Cluster(config, 10, {In(Job("b", 2, 1), "batch", "bob")}, running))),
+            std::vector<std::string>{"tiny-two"})
+      << "the youngest";
+
+  // Turns: with 3 CPUs free, tiny's job (holding nothing) goes before batch's that would
+  // borrow, after batch's that stays within batch's guarantee (which could take it back).
+  running = batch_jobs(6);
+  running.push_back(Running("default-job", 1, 0, "default", "dan"));
+  decision = Schedule(Cluster(config, 10, {In(Job("b", 2, 2), "batch", "bob"), In(Job("t", 2, 1), "tiny", "ann")}, running));
+  EXPECT_EQ(Admitted(decision), std::vector<std::string>{"t"}) << "batch's would take batch to 8 of its 7";
+  running = batch_jobs(5);
+  running.push_back(Running("default-job", 2, 0, "default", "dan"));
+  decision = Schedule(Cluster(config, 10, {In(Job("b", 2, 2), "batch", "bob"), In(Job("t", 2, 1), "tiny", "ann")}, running));
+  EXPECT_EQ(Admitted(decision), std::vector<std::string>{"b"}) << "batch's keeps batch within its 7";
+
+  // Two queues guaranteed half each: research took back batch's one job; when both wait
+  // again, research's job, which fills its guarantee exactly, goes first (else they would
+  // take it from each other for ever).
+  config.queues = {QueueSpec{"default", 0, 1, {}}, QueueSpec{"research", 0.5, 1, {}}, QueueSpec{"batch", 0.5, 1, {}}};
+  EXPECT_EQ(Preempted(Schedule(Cluster(config, 4, {In(Job("owner", 2, 1), "research", "ann")},
+                                       {Running("borrower", 4, 0, "batch", "bob")}))),
+            std::vector<std::string>{"borrower"});
+  decision = Schedule(Cluster(config, 4, {In(Job("borrower", 4, 2), "batch", "bob"), In(Job("owner", 2, 1), "research", "ann")}));
+  EXPECT_EQ(Admitted(decision), std::vector<std::string>{"owner"});
 }
 
 // One queue, research, with the whole cluster; its running jobs, by priority and age.
