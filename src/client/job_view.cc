@@ -160,8 +160,13 @@ std::string RenderStatus(const JobDetail& d, int attempt, bool all_tasks) {
   const JobSummary& job = d.summary;
   std::ostringstream out;
   out << job.id << "  " << job.name << "  " << Name(job.state) << "  " << Percent(job.progress) << "\n";
+  // Preempted attempts do not count against max_attempts: say so, or "attempt 3 of 1" puzzles.
+  const auto preempted = std::count_if(d.attempts.begin(), d.attempts.end(),
+                                       [](const auto& a) { return a.state == AttemptState::kPreempted; });
   out << "  framework " << job.framework << ", user " << job.user << ", attempt " << job.attempt << " of "
-      << job.max_attempts << ", submitted " << Time(job.created_ms) << ", ran " << Duration(job) << "\n";
+      << job.max_attempts + preempted;
+  if (preempted > 0) out << " (" << preempted << " preempted, not counted)";
+  out << ", submitted " << Time(job.created_ms) << ", ran " << Duration(job) << "\n";
   out << "  queue " << job.queue << ", priority " << PriorityText(job.priority) << "\n";
   out << WaitLine(job);
   if (!job.message.empty()) out << "  " << job.message << "\n";

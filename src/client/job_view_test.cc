@@ -52,6 +52,18 @@ TEST(JobView, AQueuedJobSaysWhyItWaitsInStatusAndList) {
   EXPECT_EQ(RenderStatus(OverTheWire(detail), 0).find("waiting:"), std::string::npos) << "only a queued job waits";
 }
 
+TEST(JobView, PreemptedAttemptsAreNamedAndNotCountedAgainstMaxAttempts) {
+  protocol::JobDetail detail = Detail(JobState::kRunning);
+  EXPECT_NE(RenderStatus(OverTheWire(detail), 0).find(", attempt 1 of 1, submitted"), std::string::npos);
+  protocol::AttemptView preempted = detail.attempts[0];
+  preempted.state = AttemptState::kPreempted;
+  detail.attempts.insert(detail.attempts.begin(), preempted);
+  detail.attempts[1].number = 2;
+  detail.summary.attempt = 2;
+  std::string status = RenderStatus(OverTheWire(detail), 0);
+  EXPECT_NE(status.find(", attempt 2 of 2 (1 preempted, not counted), submitted"), std::string::npos) << status;
+}
+
 TEST(JobView, QueuesTableMarksBorrowingAndShowsAReloadError) {
   Json reply = Json::parse(R"({"queues": [
       {"name": "research", "guarantee": 0.4, "max": 0.8, "share": 0.5, "borrowing": true, "running": 2,
