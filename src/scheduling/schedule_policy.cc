@@ -319,7 +319,7 @@ class Pass {
              in_.now_ms - running.started_ms >= config_.min_run_before_preemption_ms;
     };
     std::vector<const RunningJob*> victims = VictimsToMakeRoom(need, more_attained, [&](const RunningJob& running) {
-      return -Level(Attained(running));
+      return -Attained(running);
     });
     auto reason = [&](const RunningJob& victim) {
       return "for " + job.id + " in queue " + job.queue + ", which has had less service (level " +

@@ -63,10 +63,10 @@
 //    job's length). With preemption on, a queue's first job that lacks room (after the
 //    rules above) preempts running jobs of its queue with the same priority and a higher
 //    level that checkpoint and have run at least `min_run_before_preemption_ms` in their attempt:
-//    highest level first, then the youngest, only as many as it needs. A job that started
+//    the most served first, only as many as it needs. A job that started
 //    for having waited past `max_wait_to_resume` is never preempted this way. Only jobs
 //    that checkpoint (docs/checkpoints.md) are: a preempted attempt loses what it did
-//    since its checkpoint. On by default (kDefaultServiceLevels).
+//    since its checkpoint. On by default (DefaultServiceLevels()).
 //  - Every queued job that does not start gets a reason, in words a user reads in
 //    `shoal status` ("needs 4 CPUs, 1.5 free; 2nd in queue research behind job-41").
 // Thread-safety: pure functions.

@@ -470,7 +470,7 @@ TEST(SchedulePolicy, WithServiceLevelsTheLeastServedGoFirstAndPreemptTheMostServ
       {"not below the head's level", {Served("r-new", 2, 20 * kMinute), Served("r-new2", 2, 25 * kMinute)}, {}},
       {"not before min_run", {Started(Running("r-short", 2), 5 * kMinute)}, {}},
       {"not without checkpoints", {Served("r-bare", 2, 3 * kHour, false)}, {}},
-      {"only as many as needed", {Served("a", 2, 3 * kHour), Served("b", 2, 4 * kHour)}, {"a"}},
+      {"only as many as needed, the most served first", {Served("a", 2, 3 * kHour), Served("b", 2, 4 * kHour)}, {"b"}},
   };
   for (const Case& c : cases) {
     std::vector<RunningJob> running = c.running;
