@@ -166,3 +166,24 @@ roles:
     release(tmp_path, "owner")
     done = shoal.wait_state(borrower, "SUCCEEDED", timeout=60)
     assert [a["state"] for a in done["attempts"]] == ["PREEMPTED", "SUCCEEDED"], done["attempts"]
+
+
+def test_a_queue_guaranteed_less_than_one_job_takes_back_room_for_one_job_and_keeps_it(shoal, tmp_path):
+    # tiny is guaranteed 0.4 of 4 CPUs; its jobs take 1. big (3.6) borrows all four.
+    (shoal.home / "queues.yaml").write_text("queues:\n  tiny: {guarantee: 10%}\n  big: {guarantee: 90%}\n")
+    shoal.start_server("--cpus", "4")
+    big = [shoal.submit(hold(tmp_path, f"big{i}", 1), "--queue", "big") for i in range(4)]
+    for job in big:
+        shoal.wait_state(job, "RUNNING")
+    tiny = shoal.submit(hold(tmp_path, "tiny", 1), "--queue", "tiny")
+    shoal.wait_state(tiny, "RUNNING", timeout=60)
+    # big gave up one job, its youngest, which waits again; tiny keeps its one job.
+    taken = wait_for(lambda: [j for j in big if shoal.status(j)["state"] == "QUEUED"], 30, what="a big job requeued")
+    assert taken == [big[-1]], taken
+    assert "queue big was using more than its guarantee" in shoal.status(big[-1])["attempts"][0]["message"]
+    assert "uses 3 of its guaranteed 3.6 CPUs" in reason(shoal, big[-1]), reason(shoal, big[-1])
+    assert shoal.status(tiny)["state"] == "RUNNING"
+    for name in ["tiny", "big0", "big1", "big2", "big3"]:
+        release(tmp_path, name)
+    for job in [tiny, *big]:
+        shoal.wait_state(job, "SUCCEEDED", timeout=60)
