@@ -252,6 +252,20 @@ class Pass {
       Wait(job, Explain([&] { return Queued(job, *queue, need, wait_reasons::Short(need, free_)); }));
       return;
     }
+    if (config_.order == OrderPolicy::kFairShare && queue->guarantee < 1 - 1e-9 &&
+        QueueRatio(job.queue, Resources{}) >= 1 - 1e-9 && !OneJobOwed(job.queue, need)) {
+      // Its queue is at its guarantee or beyond, so it would borrow: it runs on what is free
+      // at its turn and holds nothing for itself meanwhile, so that it holds back no job
+      // behind it (borrowing never blocks).
+      Wait(job, Explain([&] {
+        return Queued(job, *queue, need,
+                      (fits_now ? wait_reasons::WouldDelay(first_reserved_, job.estimate_ms > 0)
+                                : wait_reasons::Short(need, free_)) +
+                          "; it would take its queue beyond its guarantee, so it reserves nothing and jobs behind it "
+                          "may start first");
+      }));
+      return;
+    }
     if (reservations_ >= config_.max_reservations) {
       Wait(job, Explain([&] {
         return Queued(job, *queue, need, fits_now ? "behind " + std::to_string(reservations_) + " reserved jobs"

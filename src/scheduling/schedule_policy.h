@@ -23,7 +23,9 @@
 //    made before it (up to `max_reservations`; later jobs get none). A job starts now only
 //    if it fits now and its estimated run (forever when it has no estimate) delays no
 //    reservation. With backfill off, the first job that does not fit stops the pass
-//    (strict FIFO's head-of-line blocking).
+//    (strict FIFO's head-of-line blocking). A job whose queue is already at or beyond its
+//    guarantee (kFairShare; not a queue's one job, below) gets no reservation: it borrows,
+//    runs on what is free at its turn, and holds back no job behind it.
 //  - No starvation, for a job its queue's guarantee holds: once it has waited past its
 //    bound, it is ordered before every job that has not, and nothing that starts after
 //    that delays its reservation; it starts at the latest when the jobs running at that

@@ -350,6 +350,29 @@ TEST(SchedulePolicy, EveryQueueMayRunOneJobUpToTwiceItsGuarantee) {
   EXPECT_EQ(Admitted(decision), std::vector<std::string>{"owner"});
 }
 
+// A job of a queue already at its guarantee borrows and reserves nothing: a smaller job
+// behind it starts in what is free.
+TEST(SchedulePolicy, ABorrowingJobReservesNothingAndHoldsBackNoJobBehindIt) {
+  SchedulingConfig config = Config();
+  config.queues = {QueueSpec{"default", 0, 1, {}}, QueueSpec{"a", 0.5, 1, {}}, QueueSpec{"b", 0.5, 1, {}}};
+  // 8 CPUs: a runs its 4, b runs 2; 2 are free. a's big job (4 more) is older than its small one.
+  std::vector<RunningJob> running = {Running("a-running", 4, 0, "a", "ann"), Running("b-running", 2, 0, "b", "bob")};
+  ScheduleDecision decision = Schedule(Cluster(
+      config, 8, {In(Job("big", 4, 2 * kMinute), "a", "ann"), In(Job("small", 1, kMinute), "a", "ann")}, running));
+  EXPECT_EQ(Admitted(decision), std::vector<std::string>{"small"});
+  EXPECT_EQ(decision.reserved_start_ms.count("big"), 0u);
+  EXPECT_NE(decision.waiting["big"].find("it would take its queue beyond its guarantee, so it reserves nothing"),
+            std::string::npos)
+      << decision.waiting["big"];
+  // Below its guarantee it reserves as before, even when the job would take it beyond:
+  // the small job waits behind it.
+  config.queues[1].guarantee = 0.75;
+  config.queues[2].guarantee = 0.25;
+  decision = Schedule(Cluster(
+      config, 8, {In(Job("big", 4, 2 * kMinute), "a", "ann"), In(Job("small", 1, kMinute), "a", "ann")}, running));
+  EXPECT_TRUE(decision.admit.empty());
+}
+
 // One queue, research, with the whole cluster; its running jobs, by priority and age.
 std::vector<RunningJob> ResearchRunning() {
   auto research_job = [](const std::string& id, int64_t started_ago, int priority) {
