@@ -30,6 +30,21 @@ roles:
 """
 
 
+def counter_spec(tmp_path, name, cpus, head="", keep=3):
+    """A job of one checkpointed_counter.py task counting to 400, its events in
+    tmp_path/events, its checkpoints under tmp_path/ckpt; `head`: more lines of the spec."""
+    return write_spec(tmp_path, f"""
+name: {name}
+{head}checkpoint: {{path: state, uri: {tmp_path}/ckpt, keep: {keep}}}
+env: {{EVENTS: {tmp_path / "events"}, TOTAL: "400"}}
+roles:
+  worker:
+    cpus: {cpus}
+    memory: 64M
+    command: /usr/bin/python3 {PROGRAMS}/checkpointed_counter.py
+""", name=f"{name}.yaml")
+
+
 def take_back(shoal, tmp_path, borrower, progress):
     """Once the borrower has made `progress`, submits the owner; returns its id once the
     borrower has been preempted back to its queue."""
@@ -56,18 +71,7 @@ def test_a_preempted_program_is_told_checkpoints_in_its_grace_and_resumes_where_
     (shoal.home / "queues.yaml").write_text(QUEUES)
     shoal.start_server("--cpus", "4")
     events = tmp_path / "events"
-    spec = write_spec(tmp_path, f"""
-name: counter
-queue: batch
-preemption_grace: 20s
-checkpoint: {{path: state, uri: {tmp_path}/ckpt, keep: 2}}
-env: {{EVENTS: {events}, TOTAL: "400"}}
-roles:
-  worker:
-    cpus: 4
-    memory: 64M
-    command: /usr/bin/python3 {PROGRAMS}/checkpointed_counter.py
-""")
+    spec = counter_spec(tmp_path, "counter", 4, "queue: batch\npreemption_grace: 20s\n", keep=2)
     borrower = shoal.submit(spec)
     owner = take_back(shoal, tmp_path, borrower, 0.3)
     lines = events.read_text().splitlines()
@@ -228,16 +232,7 @@ def test_a_new_job_preempts_a_more_served_one_of_its_queue_which_resumes_from_it
     (shoal.home / "queues.yaml").write_text("service_levels: [0.001]\nmin_run_before_preemption: 0s\n")
     shoal.start_server("--cpus", "2")
     events = tmp_path / "events"
-    long_one = shoal.submit(write_spec(tmp_path, f"""
-name: long-one
-checkpoint: {{path: state, uri: {tmp_path}/ckpt}}
-env: {{EVENTS: {events}, TOTAL: "400"}}
-roles:
-  worker:
-    cpus: 2
-    memory: 64M
-    command: /usr/bin/python3 {PROGRAMS}/checkpointed_counter.py
-"""))
+    long_one = shoal.submit(counter_spec(tmp_path, "long-one", 2))
     # 0.001 CPU-hours at 2 CPUs is 1.8 s of service: by 30% it is at level 1.
     wait_for(lambda: shoal.status(long_one)["progress"] >= 0.3, 120, what=f"{long_one} to make progress")
     fresh = shoal.submit(write_spec(tmp_path, """
