@@ -60,7 +60,8 @@ export function jobsPage(main) {
       replace(queuesBody, queueList.queues.map(queueRow));
       queuesNote.textContent = queueList.error
         ? `queues.yaml was changed but not reloaded; the queues above stay in force: ${queueList.error}`
-        : `A job that has waited ${fmt.millis(queueList.max_wait_ms)} goes before younger ones.`;
+        : `A job that has waited ${fmt.millis(queueList.max_wait_ms)} goes before younger ones; one that has ` +
+          `already run, once it has waited ${fmt.millis(queueList.max_wait_to_resume_ms)} in all.`;
       const first = list.total ? list.offset + 1 : 0;
       status.textContent = `${first}–${list.offset + list.jobs.length} of ${list.total} jobs`;
       prev.disabled = list.offset === 0;
