@@ -398,6 +398,40 @@ TEST(JobManagerQueues, WithServiceLevelsANewJobPreemptsALongRunningOneThatCheckp
   ASSERT_TRUE(home.WaitFor([&] { return home.Job(next)["state"] == "RUNNING"; }));
 }
 
+TEST(JobManagerQueues, AServedJobThatWaitedPastMaxWaitToResumeGoesFirstAndIsNotPreemptedForServiceAgain) {
+  QueuesHome home("resume", "service_levels: [0.001]\nmin_run_before_preemption: 0s\nmax_wait_to_resume: 1h\n");
+  ASSERT_TRUE(home.jobs.started);
+  JobSpec long_one = Spec("long", 4, 1);
+  long_one.checkpoint = CheckpointSpec{"ckpt", "/tmp/shoal-resume-ckpt", 3};
+  std::string served = home.manager().Submit(long_one).value();
+  ASSERT_TRUE(home.WaitFor([&] { return home.Job(served)["state"] == "RUNNING"; }));
+  home.jobs.clock.Advance(10'000);
+  std::string next = home.manager().Submit(Spec("next", 4, 1)).value();
+  ASSERT_TRUE(home.WaitFor([&] { return home.Job(served)["state"] == "QUEUED"; }));
+  ASSERT_TRUE(home.WaitFor([&] { return home.Job(next)["state"] == "RUNNING"; }));
+  // Half an hour waiting: behind a fresh job; past an hour in all: first, by its bound.
+  home.jobs.clock.Advance(30 * 60'000);
+  std::string fresh = home.manager().Submit(Spec("fresh", 4, 1)).value();
+  home.manager().Step();
+  EXPECT_EQ(home.Job(served)["wait_reason"].get<std::string>().find("max_wait_to_resume"), std::string::npos);
+  home.jobs.clock.Advance(31 * 60'000);
+  home.manager().Step();
+  ASSERT_TRUE(home.WaitFor([&] {
+    return home.Job(served)["wait_reason"].get<std::string>().find("longer in all than the server's max_wait_to_resume") !=
+           std::string::npos;
+  })) << home.Job(served)["wait_reason"];
+  home.jobs.backend.Finish(next + "/1", ExitInfo{0, 0});
+  ASSERT_TRUE(home.WaitFor([&] { return home.Job(served)["state"] == "RUNNING"; }));
+  EXPECT_EQ(home.Job(fresh)["state"], "QUEUED") << "the served job went first";
+  // Resumed past its bound, it runs to its end: the fresh job, less served, waits.
+  home.jobs.clock.Advance(10'000);
+  home.manager().Step();
+  EXPECT_EQ(home.Job(served)["attempts"].size(), 2u);
+  EXPECT_EQ(home.Job(served)["state"], "RUNNING");
+  EXPECT_EQ(home.Job(fresh)["wait_reason"].get<std::string>().find("preempting"), std::string::npos)
+      << home.Job(fresh)["wait_reason"];
+}
+
 TEST(JobManagerQueues, AGraceLongerThanTheServerAllowsIsRefused) {
   QueuesHome home("grace", "max_preemption_grace: 2m\n");
   ASSERT_TRUE(home.jobs.started);
