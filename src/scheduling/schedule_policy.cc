@@ -177,10 +177,6 @@ class Pass {
     }
   }
 
-  // How far the queue would be towards its guarantee with its next job started: its
-  // dominant share over its guaranteed share. Counting the job keeps a queue whose job
-  // would borrow from going before one whose job stays within its guarantee. Queues with
-  // no guarantee come after every queue that has one.
   // A queue with a guarantee always may run one job, up to twice its guarantee rounded up
   // to a whole GPU (a whole CPU on a cluster without GPUs): its guarantee rounded up to its
   // jobs' size, so that a queue guaranteed less than one of its jobs is not left to what
@@ -198,6 +194,10 @@ class Pass {
     return queue && queue_jobs_[name] == 0 && WithinOneJobAllowance(*queue, next);
   }
 
+  // How far the queue would be towards its guarantee with its next job started: its
+  // dominant share over its guaranteed share. Counting the job keeps a queue whose job
+  // would borrow from going before one whose job stays within its guarantee. Queues with
+  // no guarantee come after every queue that has one.
   double QueueRatio(const std::string& name, const Resources& next) const {
     const QueueSpec* queue = config_.FindQueue(name);
     auto used = queue_used_.find(name);

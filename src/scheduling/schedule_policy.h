@@ -47,10 +47,12 @@
 //    always): they cannot take back in turn.
 //  - One job for every queue: a queue with a guarantee that runs no job may start one of
 //    at most twice its guarantee, rounded up to one GPU (one CPU on a cluster without
-//    GPUs), as if within its guarantee: it goes first in the queues' turns and takes back
-//    lent capacity for it; and while that is the queue's only job, it is not taken back
-//    for a job beyond its own queue's guarantee (a job within its guarantee takes back
-//    even that). A guarantee smaller than one job is so rounded up to one job at a time.
+//    GPUs), as if within its guarantee: in the queues' turns it goes after every job that
+//    keeps its own queue within its guarantee and before every other borrower, it takes
+//    back lent capacity for it and holds a reservation; and while that is the queue's
+//    only job, it is not taken back for a job beyond its own queue's guarantee (a job
+//    within its guarantee takes back even that). A guarantee smaller than one job is so
+//    rounded up to one job at a time.
 //  - Preemption by priority (kFairShare, when `preemption` is on and the queue has
 //    `preempt_lower_priority`): when a queue's first job that lacks room (in the queue's
 //    order) still lacks it after the rule above, running jobs of the same queue with a

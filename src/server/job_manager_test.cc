@@ -369,6 +369,18 @@ TEST(JobManagerQueues, APreemptedAttemptThatOutlivesItsGraceAndUploadsIsKilled) 
   EXPECT_EQ(p.home.Job(p.borrower)["attempts"][0]["state"], "PREEMPTED");
 }
 
+// A 4-CPU job that checkpoints (in `checkpoints`) runs 10 s; a new 4-CPU job, less served,
+// preempts it for service. Levels must be tiny and min_run_before_preemption 0s.
+void PreemptALongJobForService(QueuesHome& home, const std::string& checkpoints, std::string& served, std::string& next) {
+  JobSpec long_one = Spec("long", 4, 1);
+  long_one.checkpoint = CheckpointSpec{"ckpt", checkpoints, 3};
+  served = home.manager().Submit(long_one).value();
+  ASSERT_TRUE(home.WaitFor([&] { return home.Job(served)["state"] == "RUNNING"; }));
+  home.jobs.clock.Advance(10'000);
+  next = home.manager().Submit(Spec("next", 4, 1)).value();
+  ASSERT_TRUE(home.WaitFor([&] { return home.Job(served)["state"] == "QUEUED"; }));
+}
+
 TEST(JobManagerQueues, WithServiceLevelsANewJobPreemptsALongRunningOneThatCheckpoints) {
   // Levels at 0.001 CPU-hours (3.6 CPU-seconds): a 4-CPU job is past it within a second.
   QueuesHome home("service", "service_levels: [0.001]\nmin_run_before_preemption: 0s\n");
@@ -384,13 +396,8 @@ TEST(JobManagerQueues, WithServiceLevelsANewJobPreemptsALongRunningOneThatCheckp
   ASSERT_TRUE(home.WaitFor([&] { return home.Job(fresh)["state"] == "RUNNING"; }));
   home.jobs.backend.Finish(fresh + "/1", ExitInfo{0, 0});
 
-  JobSpec long_one = Spec("long", 4, 1);
-  long_one.checkpoint = CheckpointSpec{"ckpt", "/tmp/shoal-service-ckpt", 3};
-  std::string served = home.manager().Submit(long_one).value();
-  ASSERT_TRUE(home.WaitFor([&] { return home.Job(served)["state"] == "RUNNING"; }));
-  home.jobs.clock.Advance(10'000);
-  std::string next = home.manager().Submit(Spec("next", 4, 1)).value();
-  ASSERT_TRUE(home.WaitFor([&] { return home.Job(served)["state"] == "QUEUED"; }));
+  std::string served, next;
+  ASSERT_NO_FATAL_FAILURE(PreemptALongJobForService(home, "/tmp/shoal-service-ckpt", served, next));
   Json preempted = home.Job(served);
   EXPECT_EQ(preempted["attempts"][0]["state"], "PREEMPTED");
   EXPECT_NE(preempted["message"].get<std::string>().find("for " + next + " in queue default, which has had less service"),
@@ -401,13 +408,8 @@ TEST(JobManagerQueues, WithServiceLevelsANewJobPreemptsALongRunningOneThatCheckp
 TEST(JobManagerQueues, AServedJobThatWaitedPastMaxWaitToResumeGoesFirstAndIsNotPreemptedForServiceAgain) {
   QueuesHome home("resume", "service_levels: [0.001]\nmin_run_before_preemption: 0s\nmax_wait_to_resume: 1h\n");
   ASSERT_TRUE(home.jobs.started);
-  JobSpec long_one = Spec("long", 4, 1);
-  long_one.checkpoint = CheckpointSpec{"ckpt", "/tmp/shoal-resume-ckpt", 3};
-  std::string served = home.manager().Submit(long_one).value();
-  ASSERT_TRUE(home.WaitFor([&] { return home.Job(served)["state"] == "RUNNING"; }));
-  home.jobs.clock.Advance(10'000);
-  std::string next = home.manager().Submit(Spec("next", 4, 1)).value();
-  ASSERT_TRUE(home.WaitFor([&] { return home.Job(served)["state"] == "QUEUED"; }));
+  std::string served, next;
+  ASSERT_NO_FATAL_FAILURE(PreemptALongJobForService(home, "/tmp/shoal-resume-ckpt", served, next));
   ASSERT_TRUE(home.WaitFor([&] { return home.Job(next)["state"] == "RUNNING"; }));
   // Half an hour waiting: behind a fresh job; past an hour in all: first, by its bound.
   home.jobs.clock.Advance(30 * 60'000);
