@@ -88,6 +88,12 @@ int main(int argc, char** argv) {
     options.pipeline_depth = static_cast<int>(EnvOr("SHOAL_BENCH_DEPTH", options.pipeline_depth));
     options.small_allreduce_bytes =
         static_cast<size_t>(EnvOr("SHOAL_BENCH_SMALL", static_cast<long>(options.small_allreduce_bytes)));
+    options.single_host_allreduce_bytes = static_cast<size_t>(
+        EnvOr("SHOAL_BENCH_SINGLE_HOST", static_cast<long>(options.single_host_allreduce_bytes)));
+    options.single_host_piece_bytes =
+        static_cast<size_t>(EnvOr("SHOAL_BENCH_PIECE", static_cast<long>(options.single_host_piece_bytes)));
+    options.flat_allreduce_bytes =
+        static_cast<size_t>(EnvOr("SHOAL_BENCH_FLAT", static_cast<long>(options.flat_allreduce_bytes)));
     auto comm = Communicator::Create(device, store, rank, args.ranks, options);
     if (!comm.ok()) {
       std::fprintf(stderr, "rank %d: %s\n", rank, comm.status().ToString().c_str());
@@ -105,7 +111,10 @@ int main(int argc, char** argv) {
         },
         [&] { (void)Barrier(**comm); },
         [&](size_t bytes) {
-          bool small = bytes <= (*comm)->options().small_allreduce_bytes;
+          const Options& o = (*comm)->options();
+          if (!flat && (*comm)->arena() && bytes <= o.single_host_allreduce_bytes)
+            return std::string(bytes <= o.flat_allreduce_bytes ? "single-host flat" : "single-host sliced");
+          bool small = bytes <= o.small_allreduce_bytes;
           if (small && !flat) return std::string("recursive-doubling");
           return std::string(flat || HierarchicalLayout(**comm).hosts.empty() ? "ring" : "hierarchical");
         });

@@ -3,6 +3,7 @@
 #include "collective/hierarchical.h"
 #include "collective/recursive_doubling.h"
 #include "collective/ring.h"
+#include "collective/single_host.h"
 
 namespace shoal::collective {
 
@@ -11,6 +12,10 @@ Status Allreduce(Communicator& comm, void* data, size_t count, DataType type, Re
   const size_t bytes = count * ElementSize(type);
   return comm.Run("allreduce", bytes, [&]() -> Status {
     if (comm.size() == 1 || count == 0) return Status::Ok();
+    if (algorithm == AllreduceAlgorithm::kAuto && comm.arena() && bytes <= comm.options().single_host_allreduce_bytes)
+      algorithm = AllreduceAlgorithm::kSingleHost;
+    if (algorithm == AllreduceAlgorithm::kSingleHost && comm.arena())
+      return SingleHostAllreduce(comm, static_cast<char*>(data), count, type, op);
     if (algorithm == AllreduceAlgorithm::kAuto) {
       bool small = bytes <= comm.options().small_allreduce_bytes || count < static_cast<size_t>(comm.size());
       algorithm = small ? AllreduceAlgorithm::kRecursiveDoubling : AllreduceAlgorithm::kHierarchical;

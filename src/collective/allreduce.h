@@ -1,6 +1,8 @@
 // Allreduce: every rank ends with the element-wise reduction of all ranks' buffers.
 //
 // Algorithm choice (by bytes = count * element size, options in communicator.h):
+//   every rank on this host with a shared arena, and bytes <= single_host_allreduce_bytes:
+//       the single-host allreduce (single_host.h);
 //   bytes <= small_allreduce_bytes, or fewer elements than ranks:
 //       recursive doubling (ceil(log2 n) rounds of whole-buffer exchange).
 //   otherwise, ranks on several hosts with several ranks each (the same number on
@@ -17,8 +19,9 @@
 
 namespace shoal::collective {
 
-// kHierarchical falls back to the ring where its layout does not apply.
-enum class AllreduceAlgorithm { kAuto, kRing, kRecursiveDoubling, kHierarchical };
+// kHierarchical falls back to the ring where its layout does not apply, and
+// kSingleHost to the ring where there is no shared arena.
+enum class AllreduceAlgorithm { kAuto, kRing, kRecursiveDoubling, kHierarchical, kSingleHost };
 
 Status Allreduce(Communicator& comm, void* data, size_t count, DataType type, ReduceOp op,
                  AllreduceAlgorithm algorithm = AllreduceAlgorithm::kAuto);

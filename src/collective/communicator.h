@@ -34,6 +34,15 @@ struct Options {
   // Allreduce of at most this many bytes uses recursive doubling (fewest steps);
   // larger ones use the pipelined ring (least data per rank).
   size_t small_allreduce_bytes = 64 << 10;
+  // With every rank on one host, an allreduce of at most this many bytes reduces
+  // straight from the other ranks' shared slots (single_host.h), with one barrier
+  // per slot-sized piece; larger ones split each piece among the ranks (two
+  // barriers per piece). 0 turns the single-host allreduce off.
+  size_t single_host_allreduce_bytes = size_t{1} << 30;
+  size_t flat_allreduce_bytes = 16 << 10;
+  // The single-host allreduce works in pieces of at most this many bytes (and at
+  // most the arena's slot), so that a piece is still in cache when it is read back.
+  size_t single_host_piece_bytes = 512 << 10;
   // Ring and chain pipelines move data in chunks of at most this size (the ring
   // uses smaller ones, down to 256 KiB, when a segment would have fewer than 4)...
   size_t chunk_bytes = 1 << 20;
@@ -70,6 +79,10 @@ class Communicator {
   Status Wait(const transport::Request& req) { return transport_->Wait(req, deadline_); }
   // Sends to one peer while receiving from another (or the same), then waits for both.
   Status SendRecv(int to, const void* send, size_t send_bytes, int from, void* recv, size_t recv_bytes);
+  // Memory shared by every rank when all of them share this host, else null
+  // (transport/shared_arena.h), and its barrier under the running operation's deadline.
+  transport::SharedArena* arena() { return transport_->arena(); }
+  Status ArenaBarrier() { return transport_->arena()->Barrier(deadline_); }
   // Scratch memory owned by the communicator; slot 0 and 1 are independent.
   // The pointer stays valid until the next Scratch call for the same slot.
   char* Scratch(int slot, size_t bytes);

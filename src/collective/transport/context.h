@@ -32,6 +32,7 @@
 #include <string>
 
 #include "collective/rendezvous/store.h"
+#include "collective/transport/shared_arena.h"
 #include "collective/types.h"
 #include "common/status.h"
 
@@ -54,6 +55,9 @@ class Context {
   // number share memory. Hosts are numbered in the order of their lowest rank. A
   // transport that cannot tell gives every rank a host of its own.
   virtual int host(int rank) const { return rank; }
+  // Memory shared by every rank, when all of them run on this host and the transport
+  // can share it (shared_arena.h); null otherwise. Every rank gets the same answer.
+  virtual SharedArena* arena() { return nullptr; }
 
   virtual Request PostSend(int peer, const void* data, size_t bytes) = 0;
   virtual Request PostRecv(int peer, void* data, size_t bytes) = 0;

@@ -78,7 +78,7 @@ Result<std::unique_ptr<Segment>> Segment::Share(int rank, const std::vector<int>
       std::find(local_ranks.begin(), local_ranks.end(), rank) == local_ranks.end())
     return InvalidArgument("a shared segment needs two or more sorted local ranks including rank " + std::to_string(rank));
   const size_t capacity = ChannelCapacity(local);
-  const size_t bytes = static_cast<size_t>(local) * (local - 1) * SlotBytes(capacity);
+  const size_t bytes = static_cast<size_t>(local) * (local - 1) * SlotBytes(capacity) + Arena::Bytes(local);
   auto fd = rank == local_ranks[0] ? Lead(rank, local_ranks, bytes, store, deadline)
                                    : Follow(rank, local_ranks[0], store, deadline);
   if (!fd.ok()) return fd.status();
@@ -94,6 +94,16 @@ Segment::~Segment() { munmap(base_, bytes_); }
 
 int Segment::LocalIndex(int rank) const {
   return static_cast<int>(std::find(local_ranks_.begin(), local_ranks_.end(), rank) - local_ranks_.begin());
+}
+
+size_t Segment::ChannelsBytes() const {
+  const size_t l = local_ranks_.size();
+  return l * (l - 1) * SlotBytes(capacity_);
+}
+
+Arena Segment::arena() const {
+  const int l = local_ranks();
+  return Arena(base_ + ChannelsBytes(), l, Arena::SlotBytes(l));
 }
 
 bool Segment::Has(int rank) const { return LocalIndex(rank) < static_cast<int>(local_ranks_.size()); }

@@ -1,5 +1,6 @@
 // shm::Segment: the shared memory of the ranks of one communicator that run on the
-// same host, cut into one Channel per ordered pair of those ranks.
+// same host, cut into one Channel per ordered pair of those ranks, followed by an
+// Arena (arena.h) for algorithms that run when every rank is on this host.
 //
 // How it is shared, leaving nothing behind: the host's lowest rank (the leader)
 // creates an anonymous memfd, listens on an abstract Unix socket with a random name
@@ -16,6 +17,7 @@
 //    fails by `deadline` naming the rank or step that did not happen.
 //  - ChannelFrom(a, b) is the channel rank a writes and rank b reads (a != b, both in
 //    local_ranks). Channels start empty.
+//  - arena() views the Arena; its local rank i is local_ranks[i] (LocalIndex).
 //  - Channel capacity shrinks with the number of local ranks (4 MiB for up to 5,
 //    never under 256 KiB) so that the segment stays at most ~128 MiB; pages are only
 //    touched as channels are used.
@@ -28,6 +30,7 @@
 #include <vector>
 
 #include "collective/rendezvous/store.h"
+#include "collective/transport/shm/arena.h"
 #include "collective/transport/shm/channel.h"
 #include "collective/types.h"
 #include "common/status.h"
@@ -43,6 +46,8 @@ class Segment {
   Segment& operator=(const Segment&) = delete;
 
   Channel ChannelFrom(int from_rank, int to_rank) const;
+  Arena arena() const;
+  int LocalIndex(int rank) const;
   // Whether `rank` is one of the local ranks.
   bool Has(int rank) const;
   int local_ranks() const { return static_cast<int>(local_ranks_.size()); }
@@ -52,7 +57,7 @@ class Segment {
 
  private:
   Segment(std::vector<int> local_ranks, char* base, size_t bytes, size_t capacity);
-  int LocalIndex(int rank) const;
+  size_t ChannelsBytes() const;
 
   const std::vector<int> local_ranks_;
   char* const base_;

@@ -9,6 +9,9 @@
 // When the deadline is near (kProbeWindow), every peer is probed on its control
 // socket; a timeout error then names the peers that did not answer, which points at
 // a hung rank even when this rank was waiting on a different, healthy one.
+// When every rank shares this host, arena() offers the segment's Arena; its Barrier
+// waits in the same loop (spin, then poll() on the control sockets and the
+// doorbells, which an arriving rank rings for each rank that went to sleep).
 // Ownership: owns the pairs.
 // Thread-safety: one thread at a time.
 #pragma once
@@ -48,8 +51,25 @@ class Context : public transport::Context {
   Status WaitAll(Deadline deadline) override;
   void Abort(const std::string& reason) override;
   void Close() override;
+  SharedArena* arena() override { return arena_view_.get(); }
 
  private:
+  class ArenaView : public SharedArena {
+   public:
+    ArenaView(Context* context, shm::Arena arena) : context_(context), arena_(arena) {}
+    size_t slot_bytes() const override { return arena_.slot_bytes(); }
+    char* Slot(int half, int rank) const override { return arena_.Slot(half, rank); }
+    int NextHalf() override { return half_ ^= 1; }
+    Status Barrier(Deadline deadline) override { return context_->ArenaBarrier(deadline); }
+    shm::Arena& arena() { return arena_; }
+
+   private:
+    Context* const context_;
+    shm::Arena arena_;
+    int half_ = 1;
+  };
+
+  Status ArenaBarrier(Deadline deadline);
   template <typename DoneFn>
   Status Drive(DoneFn done, Deadline deadline);
   // Blocks in poll() until some socket is ready or the deadline passes.
@@ -69,6 +89,9 @@ class Context : public transport::Context {
   Status broken_;
   bool closed_ = false;
   Deadline probed_for_{};  // the deadline whose probe was sent
+  std::unique_ptr<ArenaView> arena_view_;  // when every rank is local
+  uint64_t arena_steps_ = 0;               // barriers this rank arrived at
+  bool in_arena_barrier_ = false;
 };
 
 }  // namespace shoal::collective::transport::tcp

@@ -116,14 +116,14 @@ void Pair::DrainDoorbell() {
   }
 }
 
-size_t Pair::PreparePoll(std::vector<pollfd>* fds) {
+size_t Pair::PreparePoll(std::vector<pollfd>* fds, bool doorbell) {
   size_t added = 0;
   if (!control_eof_ && control_.valid()) {
     fds->push_back(pollfd{control_.get(), POLLIN, 0});
     ++added;
   }
   if (shm_) {
-    if (!shm_->idle() && !doorbell_eof_ && !data_.empty()) {
+    if ((doorbell || !shm_->idle()) && !doorbell_eof_ && !data_.empty()) {
       fds->push_back(pollfd{data_[0].fd.get(), POLLIN, 0});
       ++added;
     }

@@ -46,8 +46,11 @@ class Pair {
   bool ArmForSleep() { return !shm_ || shm_->ArmForSleep(); }
   // Appends the fds to poll; control first. Returns how many were appended. Sets
   // each reading socket's SO_RCVLOWAT to what its next receive still needs (capped),
-  // so a sleeping rank is woken once per chunk, not once per packet.
-  size_t PreparePoll(std::vector<pollfd>* fds);
+  // so a sleeping rank is woken once per chunk, not once per packet. `doorbell`
+  // watches the doorbell of a shared-memory pair even with no transfer queued.
+  size_t PreparePoll(std::vector<pollfd>* fds, bool doorbell = false);
+  // Wakes the peer of a shared-memory pair if it sleeps in poll().
+  void RingDoorbell();
   // Reads what arrived on the control socket (and drains the doorbell); kAborted if
   // the peer died or aborted.
   Status ReadControl();
@@ -74,7 +77,6 @@ class Pair {
   bool Done(TransferQueue Socket::*stream, uint64_t seq) const;
   // Moves bytes of the queued transfers until the queue is empty or fd would block.
   Status Drain(int fd, bool is_send, TransferQueue* stream, bool* progressed);
-  void RingDoorbell();
   void DrainDoorbell();
   // The error for a broken data socket, quoting the peer's abort reason if it sent one.
   Status PeerLost(const std::string& detail);

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -85,6 +86,23 @@ class TcpTest : public ::testing::TestWithParam<Layout> {
 
 Status Expect(bool ok, const std::string& what) { return ok ? Status::Ok() : Internal("wrong result: " + what); }
 
+// Sums that round differently in every order: every rank must still end with the
+// same bits (each element reduced once, or in the same order everywhere).
+Status ExpectBitwiseEqualOnEveryRank(Communicator& comm, size_t count) {
+  std::vector<float> data(count);
+  for (size_t i = 0; i < count; ++i) data[i] = 1.0f / static_cast<float>(1 + comm.rank() * 7 + i % 1000);
+  for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kAverage}) {
+    auto reduced = data;
+    RETURN_IF_ERROR(Allreduce(comm, std::span<float>(reduced), op));
+    auto rank0 = reduced;
+    RETURN_IF_ERROR(Broadcast(comm, rank0.data(), rank0.size(), DataType::kFloat32, 0));
+    RETURN_IF_ERROR(Expect(std::memcmp(rank0.data(), reduced.data(), count * sizeof(float)) == 0,
+                           "rank " + std::to_string(comm.rank()) + "'s allreduce of " + std::to_string(count) +
+                               " floats differs from rank 0's"));
+  }
+  return Status::Ok();
+}
+
 // Every operation once, over real sockets, checked against serial results.
 Status AllOperations(Communicator& comm) {
   const int n = comm.size(), r = comm.rank();
@@ -97,6 +115,11 @@ Status AllOperations(Communicator& comm) {
     auto ints = Input<int64_t>(r, count);
     RETURN_IF_ERROR(Allreduce(comm, std::span<int64_t>(ints), ReduceOp::kMax, AllreduceAlgorithm::kRecursiveDoubling));
     RETURN_IF_ERROR(Expect(ints == SerialReduce<int64_t>(n, count, ReduceOp::kMax), "allreduce int64"));
+    // The single-host allreduce by name (the ring where the ranks do not share a host).
+    auto sums = Input<int32_t>(r, count);
+    RETURN_IF_ERROR(Allreduce(comm, std::span<int32_t>(sums), ReduceOp::kSum, AllreduceAlgorithm::kSingleHost));
+    RETURN_IF_ERROR(Expect(sums == SerialReduce<int32_t>(n, count, ReduceOp::kSum), "single-host allreduce int32"));
+    RETURN_IF_ERROR(ExpectBitwiseEqualOnEveryRank(comm, count));
   }
   const size_t block = 100003;
   auto in = Input<int32_t>(r, block * n);
