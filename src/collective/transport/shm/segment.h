@@ -19,8 +19,8 @@
 //    local_ranks). Channels start empty.
 //  - arena() views the Arena; its local rank i is local_ranks[i] (LocalIndex).
 //  - Channel capacity shrinks with the number of local ranks (4 MiB for up to 5,
-//    never under 256 KiB) so that the segment stays at most ~128 MiB; pages are only
-//    touched as channels are used.
+//    never under 256 KiB) so that the channels take at most ~128 MiB, and the arena
+//    at most 64 MiB more; pages are only touched as they are used.
 // Ownership: owns the mapping; Channels returned view it and must not outlive it.
 // Thread-safety: immutable after Share.
 #pragma once
