@@ -16,6 +16,7 @@
 #include "collective/allreduce.h"
 #include "collective/barrier.h"
 #include "collective/hierarchical.h"
+#include "collective/host_leaders.h"
 #include "collective/rendezvous/file_store.h"
 #include "collective/transport/tcp/device.h"
 #include "fork_ranks.h"
@@ -100,22 +101,29 @@ int main(int argc, char** argv) {
       return 1;
     }
     const bool flat = EnvOr("SHOAL_BENCH_RING", 0) != 0;
-    const AllreduceAlgorithm algorithm = flat ? AllreduceAlgorithm::kRing : AllreduceAlgorithm::kAuto;
+    const bool leaders = EnvOr("SHOAL_BENCH_HOST_LEADERS", 1) != 0;  // 0: plain recursive doubling
+    auto algorithm_for = [&](size_t bytes) {
+      if (flat) return AllreduceAlgorithm::kRing;
+      if (!leaders && bytes <= (*comm)->options().small_allreduce_bytes) return AllreduceAlgorithm::kRecursiveDoubling;
+      return AllreduceAlgorithm::kAuto;
+    };
     std::unique_ptr<float[]> buffer(new float[args.max_bytes / sizeof(float)]);
     int failed = 0;
     shoal::bench::RunSweep(
         args, rank, buffer.get(),
         [&](size_t count) {
-          shoal::Status s = Allreduce(**comm, buffer.get(), count, DataType::kFloat32, ReduceOp::kSum, algorithm);
+          shoal::Status s = Allreduce(**comm, buffer.get(), count, DataType::kFloat32, ReduceOp::kSum,
+                                      algorithm_for(count * sizeof(float)));
           if (!s.ok() && !failed++) std::fprintf(stderr, "rank %d: %s\n", rank, s.ToString().c_str());
         },
         [&] { (void)Barrier(**comm); },
         [&](size_t bytes) {
           const Options& o = (*comm)->options();
-          if (!flat && (*comm)->arena() && bytes <= o.single_host_allreduce_bytes)
+          if (!flat && (*comm)->AllRanksShareTheArena() && bytes <= o.single_host_allreduce_bytes)
             return std::string(bytes <= o.flat_allreduce_bytes ? "single-host flat" : "single-host sliced");
           bool small = bytes <= o.small_allreduce_bytes;
-          if (small && !flat) return std::string("recursive-doubling");
+          if (small && !flat)
+            return std::string(leaders && HostLeadersApply(**comm, bytes) ? "host-leaders" : "recursive-doubling");
           return std::string(flat || HierarchicalLayout(**comm).hosts.empty() ? "ring" : "hierarchical");
         });
     return failed ? 1 : 0;

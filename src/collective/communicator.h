@@ -79,10 +79,12 @@ class Communicator {
   Status Wait(const transport::Request& req) { return transport_->Wait(req, deadline_); }
   // Sends to one peer while receiving from another (or the same), then waits for both.
   Status SendRecv(int to, const void* send, size_t send_bytes, int from, void* recv, size_t recv_bytes);
-  // Memory shared by every rank when all of them share this host, else null
-  // (transport/shared_arena.h), and its barrier under the running operation's deadline.
+  // Memory shared with the other ranks of this host, else null (transport/shared_arena.h),
+  // and its barrier under the running operation's deadline.
   transport::SharedArena* arena() { return transport_->arena(); }
   Status ArenaBarrier() { return transport_->arena()->Barrier(deadline_); }
+  // Whether every rank shares this rank's arena (the same answer on every rank).
+  bool AllRanksShareTheArena() { return arena() && arena()->local_size() == size(); }
   // Scratch memory owned by the communicator; slot 0 and 1 are independent.
   // The pointer stays valid until the next Scratch call for the same slot.
   char* Scratch(int slot, size_t bytes);

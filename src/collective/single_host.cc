@@ -2,36 +2,15 @@
 
 #include <algorithm>
 
+#include "collective/arena_reduce.h"
 #include "collective/reduce.h"
 #include "collective/ring.h"
 
 namespace shoal::collective {
-namespace {
-
-// dst = slot 0 (+) slot 1 (+) ... (+) slot n-1 over `elements` elements from byte
-// `offset` of each slot of `half`, where dst already holds rank `me`'s own values
-// (and, for ranks from 2 up, so does rank me's slot).
-// Ranks 0 and 1 start from their own values: by commutativity, a (+) b is b (+) a
-// bit for bit, so every rank combines the same operands in the same order.
-void ReduceInRankOrder(const transport::SharedArena& arena, int half, int n, int me, DataType type, ReduceOp op,
-                       char* dst, size_t offset, size_t elements) {
-  auto slot = [&](int rank) { return arena.Slot(half, rank) + offset; };
-  int next = 1;
-  if (me <= 1) {
-    Reduce(type, op, dst, slot(1 - me), elements);
-    next = 2;
-  } else {
-    CopyBytes(dst, slot(0), elements * ElementSize(type));
-  }
-  for (int k = next; k < n; ++k) Reduce(type, op, dst, slot(k), elements);
-  if (op == ReduceOp::kAverage) Scale(type, dst, elements, n);
-}
-
-}  // namespace
 
 Status SingleHostAllreduce(Communicator& comm, char* data, size_t count, DataType type, ReduceOp op) {
   transport::SharedArena& arena = *comm.arena();
-  const int n = comm.size(), me = comm.rank();
+  const int n = arena.local_size(), me = arena.local_index();  // every rank is local
   const size_t element = ElementSize(type);
   const size_t piece_elements =
       std::max<size_t>(1, std::min(arena.slot_bytes(), comm.options().single_host_piece_bytes) / element);
@@ -44,11 +23,12 @@ Status SingleHostAllreduce(Communicator& comm, char* data, size_t count, DataTyp
     if (flat) {
       CopyBytes(mine, piece, m * element);
       RETURN_IF_ERROR(comm.ArenaBarrier());
-      ReduceInRankOrder(arena, half, n, me, type, op, piece, 0, m);
+      ReduceSlotsInOrder(arena, half, me, type, op, piece, 0, m);
+      if (op == ReduceOp::kAverage) Scale(type, piece, m, n);
       continue;
     }
     // The other ranks never read this rank's slice; ranks 0 and 1 reduce it from
-    // their buffers (ReduceInRankOrder), others from the slot.
+    // their buffers (ReduceSlotsInOrder), others from the slot.
     const std::vector<size_t> offsets = BalancedOffsets(m, n);
     const size_t begin = offsets[me] * element, bytes = (offsets[me + 1] - offsets[me]) * element;
     if (me <= 1) {
@@ -58,7 +38,8 @@ Status SingleHostAllreduce(Communicator& comm, char* data, size_t count, DataTyp
       CopyBytes(mine, piece, m * element);
     }
     RETURN_IF_ERROR(comm.ArenaBarrier());
-    ReduceInRankOrder(arena, half, n, me, type, op, piece + begin, begin, offsets[me + 1] - offsets[me]);
+    ReduceSlotsInOrder(arena, half, me, type, op, piece + begin, begin, offsets[me + 1] - offsets[me]);
+    if (op == ReduceOp::kAverage) Scale(type, piece + begin, offsets[me + 1] - offsets[me], n);
     CopyBytes(mine + begin, piece + begin, bytes);
     RETURN_IF_ERROR(comm.ArenaBarrier());
     for (int owner = 0; owner < n; ++owner) {

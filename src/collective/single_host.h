@@ -17,7 +17,8 @@
 // Only the owner writes a slice of its slot, and only after every rank copied its
 // piece in, so no rank reads a slice while it is written.
 //
-// Contract: call inside Communicator::Run, only when comm.arena() is not null.
+// Contract: call inside Communicator::Run, only when every rank is local: comm.arena()
+// is not null and its local_size() is comm.size().
 // Every rank gets bitwise-identical results: flat ranks combine the same operands in
 // the same order, and each slice of the sliced form is reduced once, by its owner.
 // kAverage divides the final sum once. Failure and timeouts are the arena

@@ -55,8 +55,8 @@ class Context {
   // number share memory. Hosts are numbered in the order of their lowest rank. A
   // transport that cannot tell gives every rank a host of its own.
   virtual int host(int rank) const { return rank; }
-  // Memory shared by every rank, when all of them run on this host and the transport
-  // can share it (shared_arena.h); null otherwise. Every rank gets the same answer.
+  // Memory shared by this rank and the others on its host, when there are some and
+  // the transport can share it (shared_arena.h); null otherwise.
   virtual SharedArena* arena() { return nullptr; }
 
   virtual Request PostSend(int peer, const void* data, size_t bytes) = 0;

@@ -48,6 +48,7 @@ class Segment {
   Channel ChannelFrom(int from_rank, int to_rank) const;
   Arena arena() const;
   int LocalIndex(int rank) const;
+  int RankOf(int local) const { return local_ranks_[local]; }
   // Whether `rank` is one of the local ranks.
   bool Has(int rank) const;
   int local_ranks() const { return static_cast<int>(local_ranks_.size()); }

@@ -12,8 +12,7 @@ constexpr auto kProbeWindow = std::chrono::milliseconds(200);
 Context::Context(int rank, int size, std::vector<std::unique_ptr<Pair>> pairs, Spin spin,
                  std::unique_ptr<shm::Segment> segment, std::vector<int> hosts)
     : rank_(rank), size_(size), spin_(spin.total), poll_only_(spin.poll_only), hosts_(std::move(hosts)), segment_(std::move(segment)), pairs_(std::move(pairs)) {
-  // With every rank local, local index and rank coincide (local ranks are sorted).
-  if (segment_ && segment_->local_ranks() == size_) arena_view_ = std::make_unique<ArenaView>(this, segment_->arena());
+  if (segment_) arena_view_ = std::make_unique<ArenaView>(this, segment_->arena(), segment_->LocalIndex(rank_));
 }
 
 Context::~Context() { Close(); }
@@ -47,7 +46,7 @@ Status Context::WaitAll(Deadline deadline) {
 Status Context::ArenaBarrier(Deadline deadline) {
   shm::Arena& arena = arena_view_->arena();
   const uint64_t step = ++arena_steps_;
-  arena.Arrive(rank_, step, [&](int sleeper) { pairs_[sleeper]->RingDoorbell(); });
+  arena.Arrive(arena_view_->local_index(), step, [&](int sleeper) { pairs_[segment_->RankOf(sleeper)]->RingDoorbell(); });
   in_arena_barrier_ = true;
   Status s = Drive([&] { return arena.AllArrived(step); }, deadline);
   in_arena_barrier_ = false;
@@ -110,7 +109,7 @@ Status Context::Block(Deadline deadline) {
   for (auto& p : pairs_)
     if (p && !p->idle()) may_sleep &= p->ArmForSleep();
   // In an arena barrier, an arriving rank rings the doorbell of a rank whose flag is up.
-  if (may_sleep && in_arena_barrier_) may_sleep = arena_view_->arena().ArmSleep(rank_, arena_steps_);
+  if (may_sleep && in_arena_barrier_) may_sleep = arena_view_->arena().ArmSleep(arena_view_->local_index(), arena_steps_);
   if (!may_sleep) return Status::Ok();
   fds_.clear();
   fd_owner_.clear();
@@ -122,7 +121,7 @@ Status Context::Block(Deadline deadline) {
   auto left = std::chrono::duration_cast<std::chrono::microseconds>(deadline - Clock::now()).count();
   int timeout_ms = static_cast<int>(std::min<int64_t>(std::max<int64_t>(0, (left + 999) / 1000), 1 << 30));
   int rc = ::poll(fds_.data(), fds_.size(), timeout_ms);
-  if (in_arena_barrier_) arena_view_->arena().Disarm(rank_);
+  if (in_arena_barrier_) arena_view_->arena().Disarm(arena_view_->local_index());
   if (rc < 0 && errno != EINTR) return Internal("poll failed: " + ErrnoText(errno));
   // Control traffic is rare: only look at it when poll says something arrived.
   Pair* last = nullptr;
@@ -142,8 +141,8 @@ Status Context::DeadlineError(bool probed) const {
                p->PendingText() + ")";
   }
   if (in_arena_barrier_)
-    for (int r : arena_view_->arena().Missing(arena_steps_))
-      waiting += std::string(waiting.empty() ? "" : "; ") + "rank " + std::to_string(r) + " (to reach barrier " +
+    for (int local : arena_view_->arena().Missing(arena_steps_))
+      waiting += std::string(waiting.empty() ? "" : "; ") + "rank " + std::to_string(segment_->RankOf(local)) + " (to reach barrier " +
                  std::to_string(arena_steps_) + " of the shared-memory arena)";
   std::string silent;
   for (const auto& p : pairs_)

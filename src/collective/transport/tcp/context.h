@@ -9,7 +9,7 @@
 // When the deadline is near (kProbeWindow), every peer is probed on its control
 // socket; a timeout error then names the peers that did not answer, which points at
 // a hung rank even when this rank was waiting on a different, healthy one.
-// When every rank shares this host, arena() offers the segment's Arena; its Barrier
+// When other ranks share this host, arena() offers the segment's Arena; its Barrier
 // waits in the same loop (spin, then poll() on the control sockets and the
 // doorbells, which an arriving rank rings for each rank that went to sleep).
 // Ownership: owns the pairs.
@@ -56,9 +56,12 @@ class Context : public transport::Context {
  private:
   class ArenaView : public SharedArena {
    public:
-    ArenaView(Context* context, shm::Arena arena) : context_(context), arena_(arena) {}
+    ArenaView(Context* context, shm::Arena arena, int local_index)
+        : context_(context), arena_(arena), local_index_(local_index) {}
+    int local_size() const override { return arena_.local_ranks(); }
+    int local_index() const override { return local_index_; }
     size_t slot_bytes() const override { return arena_.slot_bytes(); }
-    char* Slot(int half, int rank) const override { return arena_.Slot(half, rank); }
+    char* Slot(int half, int local) const override { return arena_.Slot(half, local); }
     int NextHalf() override { return half_ ^= 1; }
     Status Barrier(Deadline deadline) override { return context_->ArenaBarrier(deadline); }
     shm::Arena& arena() { return arena_; }
@@ -66,6 +69,7 @@ class Context : public transport::Context {
    private:
     Context* const context_;
     shm::Arena arena_;
+    const int local_index_;
     int half_ = 1;
   };
 
@@ -89,7 +93,7 @@ class Context : public transport::Context {
   Status broken_;
   bool closed_ = false;
   Deadline probed_for_{};  // the deadline whose probe was sent
-  std::unique_ptr<ArenaView> arena_view_;  // when every rank is local
+  std::unique_ptr<ArenaView> arena_view_;  // when other ranks are local
   uint64_t arena_steps_ = 0;               // barriers this rank arrived at
   bool in_arena_barrier_ = false;
 };
