@@ -81,6 +81,8 @@ class TcpTest : public ::testing::TestWithParam<Layout> {
     return Communicator::Create(device, store, rank, size, options);
   }
 
+  void KillOneRankMidAllreduces(size_t count);
+
   std::filesystem::path dir_;
 };
 
@@ -169,9 +171,10 @@ TEST_P(TcpTest, MissingRankFailsSetupAtConnectTimeoutNamingIt) {
   EXPECT_NE(lonely_high.status().message().find("tcp/0"), std::string::npos) << lonely_high.status().ToString();
 }
 
-// Kills one rank with SIGKILL while all are inside large allreduces: the others must
-// notice the lost connection (kAborted naming it, not a timeout), then rebuild without it.
-TEST_P(TcpTest, KilledRankMidAllreduceIsNamedAtOnceAndSurvivorsRebuild) {
+// Kills one rank with SIGKILL while all are inside allreduces of `count` floats: the
+// others must notice the lost connection (kAborted naming it, not a timeout), then
+// rebuild without it.
+void TcpTest::KillOneRankMidAllreduces(size_t count) {
   const int n = 4, victim = 2;
   const auto timeout = milliseconds(60000);  // a hang guard: a kill must never wait for it
   std::vector<pid_t> pids;
@@ -180,7 +183,7 @@ TEST_P(TcpTest, KilledRankMidAllreduceIsNamedAtOnceAndSurvivorsRebuild) {
       Options options;
       options.timeout = timeout;
       ASSIGN_OR_RETURN(auto comm, Join("attempt-1", r, n, options));
-      std::vector<float> data(4 << 20, 1.0f);  // 16 MiB: each call takes a while
+      std::vector<float> data(count, 1.0f);
       Status failure = Allreduce(*comm, std::span<float>(data), ReduceOp::kSum);
       std::ofstream(dir_ / ("started" + std::to_string(r))) << "1";  // one allreduce done: in the loop
       while (failure.ok()) failure = Allreduce(*comm, std::span<float>(data), ReduceOp::kSum);
@@ -209,6 +212,14 @@ TEST_P(TcpTest, KilledRankMidAllreduceIsNamedAtOnceAndSurvivorsRebuild) {
     EXPECT_NE(message.find("lost rank 2"), std::string::npos) << "rank " << r << ": " << message;
   }
 }
+
+TEST_P(TcpTest, KilledRankMidAllreduceIsNamedAtOnceAndSurvivorsRebuild) {
+  KillOneRankMidAllreduces(4 << 20);  // 16 MiB: each call takes a while
+}
+
+// The same amid small allreduces: the single-host allreduce (one host), the
+// host-leaders one (two hosts: rank 2 waits in its host's arena or as a leader).
+TEST_P(TcpTest, KilledRankMidSmallAllreducesIsNamedAtOnce) { KillOneRankMidAllreduces(1000); }
 
 // A rank that hangs (SIGSTOP) is not detected by the kernel: the others must give
 // up at the timeout, and say it was the deadline and which rank showed no sign of life.
