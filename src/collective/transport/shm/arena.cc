@@ -2,12 +2,8 @@
 
 namespace shoal::collective::transport::shm {
 namespace {
-
-constexpr size_t kPage = 4096;
-constexpr size_t kMaxSlotBytes = size_t{4} << 20;
-constexpr size_t kMinSlotBytes = size_t{256} << 10;
-constexpr size_t kMaxHalvesBytes = size_t{64} << 20;
-
+// Slots shrink from 4 MiB, never under 256 KiB, so that both halves stay within 64 MiB.
+constexpr size_t kMaxSlotBytes = size_t{4} << 20, kMinSlotBytes = size_t{256} << 10, kMaxHalvesBytes = size_t{64} << 20;
 }  // namespace
 
 Arena::Arena(char* base, int local_ranks, size_t slot_bytes)
@@ -18,7 +14,7 @@ Arena::Arena(char* base, int local_ranks, size_t slot_bytes)
 
 size_t Arena::HeaderBytes(int local) {
   const size_t bytes = static_cast<size_t>(local) * sizeof(ArenaRankState);
-  return (bytes + kPage - 1) / kPage * kPage;
+  return (bytes + kSegmentPage - 1) / kSegmentPage * kSegmentPage;
 }
 
 size_t Arena::SlotBytes(int local) {

@@ -29,6 +29,9 @@
 
 namespace shoal::collective::transport::shm {
 
+// The unit the segment's parts (channels, the arena) are aligned to.
+inline constexpr size_t kSegmentPage = 4096;
+
 struct alignas(64) ArenaRankState {
   std::atomic<uint64_t> arrived;
   alignas(64) std::atomic<uint32_t> asleep;

@@ -11,7 +11,7 @@
 namespace shoal::collective::transport::shm {
 namespace {
 
-constexpr size_t kPage = 4096;
+constexpr size_t kPage = kSegmentPage;
 constexpr size_t kMaxSegmentBytes = size_t{128} << 20;
 constexpr size_t kMaxChannelBytes = size_t{4} << 20;
 constexpr size_t kMinChannelBytes = size_t{256} << 10;
