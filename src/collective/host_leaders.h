@@ -14,7 +14,9 @@
 //
 // Contract: call inside Communicator::Run when HostLeadersApply(comm, bytes) holds.
 // It gives every rank the same answer: two or more hosts, one of them with two or
-// more ranks, and a buffer of at most kHostLeadersMaxBytes (it fits one arena slot).
+// more ranks, and a buffer of at most kHostLeadersMaxBytes. Above that size it
+// measured no better than recursive doubling over the mixed links (docs/collective.md),
+// whose rounds across hosts are as few when ranks sit in blocks.
 // Every rank gets bitwise-identical results (the leaders' recursive doubling does,
 // and the others copy their leader's). kAverage divides by the world size.
 // Thread-safety: one thread per communicator.
@@ -24,7 +26,7 @@
 
 namespace shoal::collective {
 
-inline constexpr size_t kHostLeadersMaxBytes = 256 << 10;
+inline constexpr size_t kHostLeadersMaxBytes = 16 << 10;
 
 bool HostLeadersApply(const Communicator& comm, size_t bytes);
 Status HostLeadersAllreduce(Communicator& comm, char* data, size_t count, DataType type, ReduceOp op);
