@@ -11,6 +11,7 @@
 #include "collective/broadcast.h"
 #include "collective/collective_test_util.h"
 #include "collective/hierarchical.h"
+#include "collective/host_leaders.h"
 #include "collective/reduce_scatter.h"
 
 namespace shoal::collective {
@@ -76,6 +77,12 @@ void CheckHierarchical(const std::vector<int>& hosts, bool applies) {
         s = Allreduce(comm, std::span<int32_t>(ints), op, AllreduceAlgorithm::kHierarchical);
         ASSERT_TRUE(s.ok()) << s.ToString();
         ASSERT_TRUE(SameElements(ints, want_ints)) << "rank " << comm.rank();
+        // Small buffers: the host leaders (recursive doubling where it does not apply).
+        if (count * sizeof(float) > kHostLeadersMaxBytes) return;
+        data = Input<float>(comm.rank(), count);
+        s = Allreduce(comm, std::span<float>(data), op, AllreduceAlgorithm::kHostLeaders);
+        ASSERT_TRUE(s.ok()) << s.ToString();
+        ASSERT_TRUE(SameElements(data, want)) << "rank " << comm.rank() << " (host leaders)";
       });
     }
   }
@@ -90,7 +97,8 @@ TEST(HierarchicalTest, EqualHostsOfSeveralRanks) {
 
 TEST(HierarchicalTest, OtherLayoutsFallBackToTheRing) {
   CheckHierarchical({0, 1, 2}, false);     // one rank per host
-  CheckHierarchical({0, 0, 1}, false);     // unequal hosts
+  CheckHierarchical({0, 0, 1}, false);     // unequal hosts (a rank alone leads its host)
+  CheckHierarchical({0, 0, 0, 1, 2, 2, 2}, false);
   CheckHierarchical({0, 0, 0, 0}, false);  // one host
 }
 
@@ -102,7 +110,7 @@ TEST_P(WorldSizeTest, AllreduceSmallCountsAllTypesOpsAndAlgorithms) {
   tiny_chunks.chunk_bytes = 100;
   tiny_chunks.pipeline_depth = 3;
   for (size_t count : {size_t{0}, size_t{1}, size_t{1237}}) {
-    for (auto algo : {AllreduceAlgorithm::kRing, AllreduceAlgorithm::kRecursiveDoubling}) {
+    for (auto algo : {AllreduceAlgorithm::kRing, AllreduceAlgorithm::kRecursiveDoubling, AllreduceAlgorithm::kSingleHost}) {
       CheckAllOps<float>(n, count, algo, tiny_chunks);
       CheckAllOps<double>(n, count, algo, tiny_chunks);
       CheckAllOps<int32_t>(n, count, algo, tiny_chunks);
@@ -117,6 +125,8 @@ TEST_P(WorldSizeTest, AllreduceSeveralMiB) {
   CheckAllreduce<float>(n, kSeveralMiB, ReduceOp::kAverage, AllreduceAlgorithm::kRing);
   CheckAllreduce<int64_t>(n, kSeveralMiB / 2, ReduceOp::kMax, AllreduceAlgorithm::kAuto);
   CheckAllreduce<double>(n, kSeveralMiB / 8, ReduceOp::kMin, AllreduceAlgorithm::kRecursiveDoubling);
+  CheckAllreduce<float>(n, kSeveralMiB, ReduceOp::kAverage, AllreduceAlgorithm::kSingleHost);  // six pieces
+  CheckAllreduce<int64_t>(n, kSeveralMiB / 2, ReduceOp::kMin, AllreduceAlgorithm::kSingleHost);
 }
 
 TEST_P(WorldSizeTest, ReduceScatter) {

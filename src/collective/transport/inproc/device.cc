@@ -1,16 +1,50 @@
 #include "collective/transport/inproc/device.h"
 
+#include <sys/mman.h>
+
 #include <condition_variable>
+#include <algorithm>
 #include <cstring>
 #include <deque>
+#include <map>
+#include <memory>
 #include <mutex>
 #include <vector>
 
+#include "collective/transport/shm/arena.h"
+
 namespace shoal::collective::transport::inproc {
+
+// An arena in ordinary memory for the ranks of one pretended host (zeroed pages,
+// touched only as they are used).
+class ArenaMemory {
+ public:
+  explicit ArenaMemory(int local) : bytes_(shm::Arena::Bytes(local)) {
+    void* p = mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    base_ = p == MAP_FAILED ? nullptr : static_cast<char*>(p);
+    if (base_) arena_ = shm::Arena(base_, local, shm::Arena::SlotBytes(local));
+  }
+  ~ArenaMemory() {
+    if (base_) munmap(base_, bytes_);
+  }
+  ArenaMemory(const ArenaMemory&) = delete;
+  ArenaMemory& operator=(const ArenaMemory&) = delete;
+  shm::Arena* arena() { return base_ ? &arena_ : nullptr; }
+
+ private:
+  size_t bytes_;
+  char* base_ = nullptr;
+  shm::Arena arena_;
+};
 
 // State shared by the ranks of one in-process communicator.
 struct Hub {
-  Hub(int n, std::vector<int> host_of) : size(n), hosts(std::move(host_of)), queues(static_cast<size_t>(n) * n), ranks(n) {}
+  Hub(int n, std::vector<int> host_of) : size(n), hosts(std::move(host_of)), queues(static_cast<size_t>(n) * n), ranks(n) {
+    for (int r = 0; r < n; ++r) local_ranks[host(r)].push_back(r);
+    for (auto& [h, locals] : local_ranks)
+      if (locals.size() >= 2) arenas[h] = std::make_unique<ArenaMemory>(static_cast<int>(locals.size()));
+  }
+  int host(int rank) const { return hosts.empty() ? 0 : hosts[rank]; }
 
   struct RankState {
     bool joined = false;
@@ -28,18 +62,28 @@ struct Hub {
   std::condition_variable cv;
   std::vector<std::deque<std::vector<char>>> queues;  // guarded by mu
   std::vector<RankState> ranks;                       // guarded by mu
+  std::map<int, std::vector<int>> local_ranks;        // by host, in rank order
+  std::map<int, std::unique_ptr<ArenaMemory>> arenas;  // hosts of two or more ranks
 };
 
 namespace {
 
 class Context : public transport::Context {
  public:
-  Context(std::shared_ptr<Hub> hub, int rank) : hub_(std::move(hub)), rank_(rank), recvs_(hub_->size) {}
+  Context(std::shared_ptr<Hub> hub, int rank) : hub_(std::move(hub)), rank_(rank), recvs_(hub_->size) {
+    const int h = hub_->host(rank_);
+    if (auto it = hub_->arenas.find(h); it != hub_->arenas.end() && it->second->arena()) {
+      const auto& locals = hub_->local_ranks[h];
+      const int me = static_cast<int>(std::find(locals.begin(), locals.end(), rank_) - locals.begin());
+      arena_view_ = std::make_unique<ArenaView>(this, it->second->arena(), me);
+    }
+  }
   ~Context() override { Close(); }
 
   int rank() const override { return rank_; }
   int size() const override { return hub_->size; }
-  int host(int rank) const override { return hub_->hosts.empty() ? 0 : hub_->hosts[rank]; }
+  int host(int rank) const override { return hub_->host(rank); }
+  SharedArena* arena() override { return arena_view_.get(); }
 
   Request PostSend(int peer, const void* data, size_t bytes) override {
     if (bytes == 0) return Request{peer, true, 0};
@@ -95,6 +139,49 @@ class Context : public transport::Context {
   }
 
  private:
+  // The hub's arena for this rank's host; its barrier waits like a receive.
+  class ArenaView : public SharedArena {
+   public:
+    ArenaView(Context* context, shm::Arena* arena, int local_index)
+        : context_(context), arena_(arena), local_index_(local_index) {}
+    int local_size() const override { return arena_->local_ranks(); }
+    int local_index() const override { return local_index_; }
+    size_t slot_bytes() const override { return arena_->slot_bytes(); }
+    char* Slot(int half, int local) const override { return arena_->Slot(half, local); }
+    int NextHalf() override { return half_ ^= 1; }
+    Status Barrier(Deadline deadline) override {
+      const uint64_t step = ++steps_;
+      arena_->Arrive(local_index_, step, [](int) {});
+      return context_->ArenaBarrier(*arena_, step, deadline);
+    }
+
+   private:
+    Context* const context_;
+    shm::Arena* const arena_;
+    const int local_index_;
+    int half_ = 1;
+    uint64_t steps_ = 0;
+  };
+
+  Status ArenaBarrier(const shm::Arena& arena, uint64_t step, Deadline deadline) {
+    { std::lock_guard<std::mutex> lock(hub_->mu); }  // a waiter checks under the lock: it sees the arrival or the wake-up
+    hub_->cv.notify_all();
+    barrier_ = &arena;
+    barrier_step_ = step;
+    Status s = Drive([&] { return arena.AllArrived(step); }, deadline);
+    barrier_ = nullptr;
+    return s;
+  }
+
+  // The ranks of this host that have not reached the barrier this rank waits at.
+  std::vector<int> MissingAtBarrier() const {
+    std::vector<int> missing;
+    if (!barrier_) return missing;
+    const auto& locals = hub_->local_ranks.at(hub_->host(rank_));
+    for (int local : barrier_->Missing(barrier_step_)) missing.push_back(locals[local]);
+    return missing;
+  }
+
   struct Pending {
     char* ptr;
     size_t bytes;
@@ -148,6 +235,7 @@ class Context : public transport::Context {
   // The first peer that died, aborted, or closed while we still expect data from it.
   Status PeerFailureLocked() const {
     if (hub_->ranks[rank_].dead) return Aborted("rank " + std::to_string(rank_) + " was killed");
+    const std::vector<int> missing = MissingAtBarrier();
     for (int peer = 0; peer < hub_->size; ++peer) {
       if (peer == rank_) continue;
       const auto& st = hub_->ranks[peer];
@@ -158,12 +246,18 @@ class Context : public transport::Context {
       if (st.closed && !recvs_[peer].pending.empty())
         return Aborted("rank " + std::to_string(peer) + " closed its communicator while rank " +
                        std::to_string(rank_) + " still expected data from it");
+      if (st.closed && std::find(missing.begin(), missing.end(), peer) != missing.end())
+        return Aborted("rank " + std::to_string(peer) + " closed its communicator while rank " +
+                       std::to_string(rank_) + " waited for it at the shared-memory barrier");
     }
     return Status::Ok();
   }
 
   Status DeadlineError() const {
     std::string waiting;
+    for (int peer : MissingAtBarrier())
+      waiting += std::string(waiting.empty() ? "" : "; ") + "rank " + std::to_string(peer) +
+                 " (to reach barrier " + std::to_string(barrier_step_) + " of the shared-memory arena)";
     for (int peer = 0; peer < hub_->size; ++peer) {
       size_t bytes = 0;
       for (const auto& p : recvs_[peer].pending) bytes += p.bytes;
@@ -191,6 +285,9 @@ class Context : public transport::Context {
   const int rank_;
   std::vector<PeerRecvs> recvs_;
   Status broken_;
+  std::unique_ptr<ArenaView> arena_view_;  // when other ranks share this rank's host
+  const shm::Arena* barrier_ = nullptr;    // the arena whose barrier this rank waits at
+  uint64_t barrier_step_ = 0;
 };
 
 }  // namespace

@@ -7,7 +7,9 @@
 // Kill(rank) makes a rank vanish without a goodbye, as a crashed process would, and
 // every other rank that waits on anything then fails with kAborted naming it.
 // One Device is one communicator; build a new Device to rebuild after a failure.
-// The store passed to Connect is not used. Hosts are whatever the test assigns.
+// The store passed to Connect is not used. Hosts are whatever the test assigns; the
+// ranks of a host with two or more get an arena (transport/shared_arena.h) in
+// ordinary memory, so that the single-host and host-leaders algorithms run here too.
 // Thread-safety: Connect and Kill are thread-safe; each Context is used by the
 // thread of its rank.
 #pragma once

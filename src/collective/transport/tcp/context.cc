@@ -130,6 +130,13 @@ Status Context::Block(Deadline deadline) {
     last = fd_owner_[i];
     RETURN_IF_ERROR(fd_owner_[i]->ReadControl());
   }
+  // A local rank that closed before reaching the barrier never will.
+  for (int local : in_arena_barrier_ ? arena_view_->arena().Missing(arena_steps_) : std::vector<int>{}) {
+    const int peer = segment_->RankOf(local);
+    if (pairs_[peer] && pairs_[peer]->said_goodbye())
+      return Aborted("rank " + std::to_string(peer) + " closed its communicator while rank " + std::to_string(rank_) +
+                     " waited for it at the shared-memory barrier");
+  }
   return Status::Ok();
 }
 

@@ -63,6 +63,8 @@ class Pair {
   // peer that stays silent is stopped, hung, or busy outside collectives.
   void SendProbe();
   bool answered_probe() const { return answered_probe_; }
+  // The peer closed its communicator in order (its goodbye arrived).
+  bool said_goodbye() const { return goodbye_; }
   void CloseAll();
 
  private:

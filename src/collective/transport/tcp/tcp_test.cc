@@ -221,6 +221,38 @@ TEST_P(TcpTest, KilledRankMidAllreduceIsNamedAtOnceAndSurvivorsRebuild) {
 // host-leaders one (two hosts: rank 2 waits in its host's arena or as a leader).
 TEST_P(TcpTest, KilledRankMidSmallAllreducesIsNamedAtOnce) { KillOneRankMidAllreduces(1000); }
 
+// A rank that closes its communicator in order while the others start one more
+// allreduce: they fail at once naming it (kAborted, not the 20 s deadline), whether
+// they wait on its links or at the shared-memory barrier.
+TEST_P(TcpTest, RankThatClosedIsNamedByTheOthersAtOnce) {
+  const int n = 3;
+  std::vector<pid_t> pids;
+  for (int r = 0; r < n; ++r) {
+    pids.push_back(Spawn("rank" + std::to_string(r), [&, r]() -> Status {
+      Options options;
+      options.timeout = milliseconds(20000);  // a hang guard
+      ASSIGN_OR_RETURN(auto comm, Join("attempt-1", r, n, options));
+      std::vector<float> data(1000, 1.0f);
+      RETURN_IF_ERROR(Allreduce(*comm, std::span<float>(data), ReduceOp::kSum));
+      if (r == 0) {
+        comm->Close();
+        return Status::Ok();
+      }
+      Status s = Allreduce(*comm, std::span<float>(data), ReduceOp::kSum);
+      return s.ok() ? Internal("an allreduce without rank 0 succeeded") : s;
+    }));
+  }
+  EXPECT_EQ(ExitCode(pids[0]), 0) << ErrorOf("rank0");
+  std::string both;
+  for (int r = 1; r < n; ++r) {
+    EXPECT_EQ(ExitCode(pids[r]), 3);
+    const std::string error = ErrorOf("rank" + std::to_string(r));
+    EXPECT_TRUE(error.starts_with("Aborted: ")) << "rank " << r << ": " << error;
+    both += error + " | ";
+  }
+  EXPECT_NE(both.find("rank 0 closed its communicator"), std::string::npos) << both;
+}
+
 // A rank that hangs (SIGSTOP) is not detected by the kernel: the others must give
 // up at the timeout, and say it was the deadline and which rank showed no sign of life.
 TEST_P(TcpTest, HungRankTimesOut) {
