@@ -110,7 +110,8 @@ TEST_P(WorldSizeTest, AllreduceSmallCountsAllTypesOpsAndAlgorithms) {
   tiny_chunks.chunk_bytes = 100;
   tiny_chunks.pipeline_depth = 3;
   for (size_t count : {size_t{0}, size_t{1}, size_t{1237}}) {
-    for (auto algo : {AllreduceAlgorithm::kRing, AllreduceAlgorithm::kRecursiveDoubling, AllreduceAlgorithm::kSingleHost}) {
+    for (auto algo :
+         {AllreduceAlgorithm::kRing, AllreduceAlgorithm::kRecursiveDoubling, AllreduceAlgorithm::kSingleHost}) {
       CheckAllOps<float>(n, count, algo, tiny_chunks);
       CheckAllOps<double>(n, count, algo, tiny_chunks);
       CheckAllOps<int32_t>(n, count, algo, tiny_chunks);

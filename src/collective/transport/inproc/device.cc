@@ -39,7 +39,8 @@ class ArenaMemory {
 
 // State shared by the ranks of one in-process communicator.
 struct Hub {
-  Hub(int n, std::vector<int> host_of) : size(n), hosts(std::move(host_of)), queues(static_cast<size_t>(n) * n), ranks(n) {
+  Hub(int n, std::vector<int> host_of)
+      : size(n), hosts(std::move(host_of)), queues(static_cast<size_t>(n) * n), ranks(n) {
     for (int r = 0; r < n; ++r) local_ranks[host(r)].push_back(r);
     for (auto& [h, locals] : local_ranks)
       if (locals.size() >= 2) arenas[h] = std::make_unique<ArenaMemory>(static_cast<int>(locals.size()));
@@ -164,7 +165,8 @@ class Context : public transport::Context {
   };
 
   Status ArenaBarrier(const shm::Arena& arena, uint64_t step, Deadline deadline) {
-    { std::lock_guard<std::mutex> lock(hub_->mu); }  // a waiter checks under the lock: it sees the arrival or the wake-up
+    // A waiter checks under the lock: it sees the arrival, or it waits and gets the wake-up.
+    { std::lock_guard<std::mutex> lock(hub_->mu); }
     hub_->cv.notify_all();
     barrier_ = &arena;
     barrier_step_ = step;

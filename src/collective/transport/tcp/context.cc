@@ -11,7 +11,13 @@ constexpr auto kProbeWindow = std::chrono::milliseconds(200);
 
 Context::Context(int rank, int size, std::vector<std::unique_ptr<Pair>> pairs, Spin spin,
                  std::unique_ptr<shm::Segment> segment, std::vector<int> hosts)
-    : rank_(rank), size_(size), spin_(spin.total), poll_only_(spin.poll_only), hosts_(std::move(hosts)), segment_(std::move(segment)), pairs_(std::move(pairs)) {
+    : rank_(rank),
+      size_(size),
+      spin_(spin.total),
+      poll_only_(spin.poll_only),
+      hosts_(std::move(hosts)),
+      segment_(std::move(segment)),
+      pairs_(std::move(pairs)) {
   if (segment_) arena_view_ = std::make_unique<ArenaView>(this, segment_->arena(), segment_->LocalIndex(rank_));
 }
 
@@ -46,7 +52,8 @@ Status Context::WaitAll(Deadline deadline) {
 Status Context::ArenaBarrier(Deadline deadline) {
   shm::Arena& arena = arena_view_->arena();
   const uint64_t step = ++arena_steps_;
-  arena.Arrive(arena_view_->local_index(), step, [&](int sleeper) { pairs_[segment_->RankOf(sleeper)]->RingDoorbell(); });
+  arena.Arrive(arena_view_->local_index(), step,
+               [&](int sleeper) { pairs_[segment_->RankOf(sleeper)]->RingDoorbell(); });
   in_arena_barrier_ = true;
   Status s = Drive([&] { return arena.AllArrived(step); }, deadline);
   in_arena_barrier_ = false;
@@ -109,7 +116,8 @@ Status Context::Block(Deadline deadline) {
   for (auto& p : pairs_)
     if (p && !p->idle()) may_sleep &= p->ArmForSleep();
   // In an arena barrier, an arriving rank rings the doorbell of a rank whose flag is up.
-  if (may_sleep && in_arena_barrier_) may_sleep = arena_view_->arena().ArmSleep(arena_view_->local_index(), arena_steps_);
+  if (may_sleep && in_arena_barrier_)
+    may_sleep = arena_view_->arena().ArmSleep(arena_view_->local_index(), arena_steps_);
   if (!may_sleep) return Status::Ok();
   fds_.clear();
   fd_owner_.clear();
@@ -149,8 +157,8 @@ Status Context::DeadlineError(bool probed) const {
   }
   if (in_arena_barrier_)
     for (int local : arena_view_->arena().Missing(arena_steps_))
-      waiting += std::string(waiting.empty() ? "" : "; ") + "rank " + std::to_string(segment_->RankOf(local)) + " (to reach barrier " +
-                 std::to_string(arena_steps_) + " of the shared-memory arena)";
+      waiting += std::string(waiting.empty() ? "" : "; ") + "rank " + std::to_string(segment_->RankOf(local)) +
+                 " (to reach barrier " + std::to_string(arena_steps_) + " of the shared-memory arena)";
   std::string silent;
   for (const auto& p : pairs_)
     if (probed && p && !p->answered_probe()) silent += std::string(silent.empty() ? "" : ", ") + "rank " + std::to_string(p->peer());
