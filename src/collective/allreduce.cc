@@ -24,9 +24,10 @@ Status Allreduce(Communicator& comm, void* data, size_t count, DataType type, Re
                   : HostLeadersApply(comm, bytes) ? AllreduceAlgorithm::kHostLeaders
                                                   : AllreduceAlgorithm::kRecursiveDoubling;
     }
-    if (algorithm == AllreduceAlgorithm::kHostLeaders && HostLeadersApply(comm, bytes))
-      return HostLeadersAllreduce(comm, static_cast<char*>(data), count, type, op);
-    if (algorithm == AllreduceAlgorithm::kHostLeaders) algorithm = AllreduceAlgorithm::kRecursiveDoubling;
+    if (algorithm == AllreduceAlgorithm::kHostLeaders) {
+      if (HostLeadersApply(comm, bytes)) return HostLeadersAllreduce(comm, static_cast<char*>(data), count, type, op);
+      algorithm = AllreduceAlgorithm::kRecursiveDoubling;
+    }
     if (algorithm == AllreduceAlgorithm::kRecursiveDoubling)
       return RecursiveDoublingAllreduce(comm, data, count, type, op);
     if (algorithm == AllreduceAlgorithm::kHierarchical) {

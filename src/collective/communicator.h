@@ -35,10 +35,11 @@ struct Options {
   // larger ones use the pipelined ring (least data per rank).
   size_t small_allreduce_bytes = 64 << 10;
   // With every rank on one host, an allreduce of at most this many bytes reduces
-  // straight from the other ranks' shared slots (single_host.h), with one barrier
-  // per slot-sized piece; larger ones split each piece among the ranks (two
-  // barriers per piece). 0 turns the single-host allreduce off.
+  // straight from the other ranks' shared slots (single_host.h); 0 turns it off.
   size_t single_host_allreduce_bytes = size_t{1} << 30;
+  // ...buffers of at most this many bytes with one barrier per piece, every rank
+  // reading every slot (flat); larger ones split each piece among the ranks (two
+  // barriers per piece).
   size_t flat_allreduce_bytes = 16 << 10;
   // The single-host allreduce works in pieces of at most this many bytes (and at
   // most the arena's slot), so that a piece is still in cache when it is read back.

@@ -2,16 +2,17 @@
 
 #include <sys/mman.h>
 
-#include <condition_variable>
 #include <algorithm>
+#include <condition_variable>
 #include <cstring>
 #include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <vector>
 
-#include "collective/transport/shm/arena.h"
+#include "collective/transport/shm/arena_view.h"
 
 namespace shoal::collective::transport::inproc {
 
@@ -19,22 +20,20 @@ namespace shoal::collective::transport::inproc {
 // touched only as they are used).
 class ArenaMemory {
  public:
-  explicit ArenaMemory(int local) : bytes_(shm::Arena::Bytes(local)) {
+  explicit ArenaMemory(int local) : local_(local), bytes_(shm::Arena::Bytes(local)) {
     void* p = mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    base_ = p == MAP_FAILED ? nullptr : static_cast<char*>(p);
-    if (base_) arena_ = shm::Arena(base_, local, shm::Arena::SlotBytes(local));
+    if (p == MAP_FAILED) throw std::bad_alloc();  // a test transport: no quiet fallback
+    base_ = static_cast<char*>(p);
   }
-  ~ArenaMemory() {
-    if (base_) munmap(base_, bytes_);
-  }
+  ~ArenaMemory() { munmap(base_, bytes_); }
   ArenaMemory(const ArenaMemory&) = delete;
   ArenaMemory& operator=(const ArenaMemory&) = delete;
-  shm::Arena* arena() { return base_ ? &arena_ : nullptr; }
+  shm::Arena arena() const { return shm::Arena(base_, local_, shm::Arena::SlotBytes(local_)); }
 
  private:
+  int local_;
   size_t bytes_;
-  char* base_ = nullptr;
-  shm::Arena arena_;
+  char* base_;
 };
 
 // State shared by the ranks of one in-process communicator.
@@ -73,10 +72,11 @@ class Context : public transport::Context {
  public:
   Context(std::shared_ptr<Hub> hub, int rank) : hub_(std::move(hub)), rank_(rank), recvs_(hub_->size) {
     const int h = hub_->host(rank_);
-    if (auto it = hub_->arenas.find(h); it != hub_->arenas.end() && it->second->arena()) {
+    if (auto it = hub_->arenas.find(h); it != hub_->arenas.end()) {
       const auto& locals = hub_->local_ranks[h];
       const int me = static_cast<int>(std::find(locals.begin(), locals.end(), rank_) - locals.begin());
-      arena_view_ = std::make_unique<ArenaView>(this, it->second->arena(), me);
+      arena_view_ = std::make_unique<shm::ArenaView>(it->second->arena(), me,
+                                                     [this](Deadline deadline) { return ArenaBarrier(deadline); });
     }
   }
   ~Context() override { Close(); }
@@ -140,47 +140,26 @@ class Context : public transport::Context {
   }
 
  private:
-  // The hub's arena for this rank's host; its barrier waits like a receive.
-  class ArenaView : public SharedArena {
-   public:
-    ArenaView(Context* context, shm::Arena* arena, int local_index)
-        : context_(context), arena_(arena), local_index_(local_index) {}
-    int local_size() const override { return arena_->local_ranks(); }
-    int local_index() const override { return local_index_; }
-    size_t slot_bytes() const override { return arena_->slot_bytes(); }
-    char* Slot(int half, int local) const override { return arena_->Slot(half, local); }
-    int NextHalf() override { return half_ ^= 1; }
-    Status Barrier(Deadline deadline) override {
-      const uint64_t step = ++steps_;
-      arena_->Arrive(local_index_, step, [](int) {});
-      return context_->ArenaBarrier(*arena_, step, deadline);
-    }
-
-   private:
-    Context* const context_;
-    shm::Arena* const arena_;
-    const int local_index_;
-    int half_ = 1;
-    uint64_t steps_ = 0;
-  };
-
-  Status ArenaBarrier(const shm::Arena& arena, uint64_t step, Deadline deadline) {
+  // The arena's barrier, waiting like a receive.
+  Status ArenaBarrier(Deadline deadline) {
+    shm::Arena& arena = arena_view_->arena();
+    const uint64_t step = ++barrier_step_;
+    arena.Arrive(arena_view_->local_index(), step, [](int) {});  // sleepers wait on the hub's cv
     // A waiter checks under the lock: it sees the arrival, or it waits and gets the wake-up.
     { std::lock_guard<std::mutex> lock(hub_->mu); }
     hub_->cv.notify_all();
-    barrier_ = &arena;
-    barrier_step_ = step;
+    at_barrier_ = true;
     Status s = Drive([&] { return arena.AllArrived(step); }, deadline);
-    barrier_ = nullptr;
+    at_barrier_ = false;
     return s;
   }
 
   // The ranks of this host that have not reached the barrier this rank waits at.
   std::vector<int> MissingAtBarrier() const {
     std::vector<int> missing;
-    if (!barrier_) return missing;
+    if (!at_barrier_) return missing;
     const auto& locals = hub_->local_ranks.at(hub_->host(rank_));
-    for (int local : barrier_->Missing(barrier_step_)) missing.push_back(locals[local]);
+    for (int local : arena_view_->arena().Missing(barrier_step_)) missing.push_back(locals[local]);
     return missing;
   }
 
@@ -287,9 +266,9 @@ class Context : public transport::Context {
   const int rank_;
   std::vector<PeerRecvs> recvs_;
   Status broken_;
-  std::unique_ptr<ArenaView> arena_view_;  // when other ranks share this rank's host
-  const shm::Arena* barrier_ = nullptr;    // the arena whose barrier this rank waits at
-  uint64_t barrier_step_ = 0;
+  std::unique_ptr<shm::ArenaView> arena_view_;  // when other ranks share this rank's host
+  uint64_t barrier_step_ = 0;                   // barriers this rank arrived at
+  bool at_barrier_ = false;
 };
 
 }  // namespace

@@ -18,7 +18,9 @@ Context::Context(int rank, int size, std::vector<std::unique_ptr<Pair>> pairs, S
       hosts_(std::move(hosts)),
       segment_(std::move(segment)),
       pairs_(std::move(pairs)) {
-  if (segment_) arena_view_ = std::make_unique<ArenaView>(this, segment_->arena(), segment_->LocalIndex(rank_));
+  if (segment_)
+    arena_view_ = std::make_unique<shm::ArenaView>(segment_->arena(), segment_->LocalIndex(rank_),
+                                                   [this](Deadline deadline) { return ArenaBarrier(deadline); });
 }
 
 Context::~Context() { Close(); }

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "collective/transport/context.h"
+#include "collective/transport/shm/arena_view.h"
 #include "collective/transport/shm/segment.h"
 #include "collective/transport/tcp/pair.h"
 
@@ -54,25 +55,6 @@ class Context : public transport::Context {
   SharedArena* arena() override { return arena_view_.get(); }
 
  private:
-  class ArenaView : public SharedArena {
-   public:
-    ArenaView(Context* context, shm::Arena arena, int local_index)
-        : context_(context), arena_(arena), local_index_(local_index) {}
-    int local_size() const override { return arena_.local_ranks(); }
-    int local_index() const override { return local_index_; }
-    size_t slot_bytes() const override { return arena_.slot_bytes(); }
-    char* Slot(int half, int local) const override { return arena_.Slot(half, local); }
-    int NextHalf() override { return half_ ^= 1; }
-    Status Barrier(Deadline deadline) override { return context_->ArenaBarrier(deadline); }
-    shm::Arena& arena() { return arena_; }
-
-   private:
-    Context* const context_;
-    shm::Arena arena_;
-    const int local_index_;
-    int half_ = 1;
-  };
-
   Status ArenaBarrier(Deadline deadline);
   template <typename DoneFn>
   Status Drive(DoneFn done, Deadline deadline);
@@ -93,7 +75,7 @@ class Context : public transport::Context {
   Status broken_;
   bool closed_ = false;
   Deadline probed_for_{};  // the deadline whose probe was sent
-  std::unique_ptr<ArenaView> arena_view_;  // when other ranks are local
+  std::unique_ptr<shm::ArenaView> arena_view_;  // when other ranks are local
   uint64_t arena_steps_ = 0;               // barriers this rank arrived at
   bool in_arena_barrier_ = false;
 };
