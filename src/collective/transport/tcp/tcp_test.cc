@@ -364,6 +364,14 @@ TEST_P(TcpTest, KillingEveryRankLeavesNoSharedSegmentBehind) {
   }
   EXPECT_EQ(inodes.empty(), !GetParam().shared_memory || std::min(GetParam().hosts, n) == n);
   EXPECT_EQ(AbstractSocketsOfCollectives(), 0) << "the leader's socket outlived the setup";
+  // Every rank is stopped before any is killed: a rank killed first would otherwise
+  // be noticed by one still running, which then exits with an error of its own.
+  for (pid_t pid : pids) kill(pid, SIGSTOP);
+  for (pid_t pid : pids) {
+    int status = 0;
+    waitpid(pid, &status, WUNTRACED);
+    EXPECT_TRUE(WIFSTOPPED(status)) << "rank " << pid << " ended before it was killed";
+  }
   for (pid_t pid : pids) kill(pid, SIGKILL);
   for (pid_t pid : pids) EXPECT_EQ(ExitCode(pid), 128 + SIGKILL);
   EXPECT_EQ(AbstractSocketsOfCollectives(), 0);
