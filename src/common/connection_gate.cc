@@ -125,11 +125,16 @@ GateStats ConnectionGate::Stats() const {
 }
 
 void ConnectionGate::PostToLoop(std::function<void()> work) {
+  bool first;
   {
     std::lock_guard lock(mutex_);
     if (stopping_) return;  // the work's captures (a connection) are released here
+    first = inbox_.empty();
     inbox_.push_back(std::move(work));
   }
+  // The loop takes the whole inbox at once, so only the work that finds it empty needs to
+  // wake the loop: whatever joins before the loop takes it is taken along.
+  if (!first) return;
   uint64_t one = 1;
   (void)!write(wake_fd_, &one, sizeof one);
 }
@@ -322,6 +327,9 @@ void ConnectionGate::OnEvent(int fd, uint32_t events, Clock::time_point now) {
     }
     new_line_seen = new_line_seen || std::memchr(chunk, '\n', static_cast<size_t>(n)) != nullptr;
     buffer.append(chunk, static_cast<size_t>(n));
+    // A short read emptied the socket: what comes later is another event (the epoll set is
+    // level-triggered), so no read is spent on learning that nothing more is there.
+    if (static_cast<size_t>(n) < sizeof chunk) break;
   }
   Frame(held, new_line_seen, now);
   auto still = held_.find(fd);

@@ -2,6 +2,7 @@
 
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -31,11 +32,32 @@ ssize_t GateStream::read(char* ptr, size_t size) {
 }
 
 ssize_t GateStream::write(const char* ptr, size_t size) {
-  size_t sent = 0;
-  while (!broken_ && sent < size) {
-    ssize_t n = send(connection_.fd(), ptr + sent, size - sent, MSG_NOSIGNAL);
+  if (broken_) return -1;
+  if (held_.size() + size <= kHeldBytes) {
+    held_.append(ptr, size);
+    return static_cast<ssize_t>(size);
+  }
+  return SendAll(std::string_view(ptr, size)) ? static_cast<ssize_t>(size) : -1;
+}
+
+bool GateStream::Flush() { return !broken_ && (held_.empty() || SendAll({})); }
+
+bool GateStream::SendAll(std::string_view more) {
+  size_t held_sent = 0;
+  size_t more_sent = 0;
+  while (!broken_ && (held_sent < held_.size() || more_sent < more.size())) {
+    iovec parts[2];
+    int count = 0;
+    if (held_sent < held_.size()) parts[count++] = {held_.data() + held_sent, held_.size() - held_sent};
+    if (more_sent < more.size()) parts[count++] = {const_cast<char*>(more.data()) + more_sent, more.size() - more_sent};
+    msghdr message{};
+    message.msg_iov = parts;
+    message.msg_iovlen = static_cast<size_t>(count);
+    ssize_t n = sendmsg(connection_.fd(), &message, MSG_NOSIGNAL);
     if (n > 0) {
-      sent += static_cast<size_t>(n);
+      size_t from_held = std::min(static_cast<size_t>(n), held_.size() - held_sent);
+      held_sent += from_held;
+      more_sent += static_cast<size_t>(n) - from_held;
     } else if (n < 0 && errno == EINTR) {
       continue;
     } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
@@ -44,7 +66,8 @@ ssize_t GateStream::write(const char* ptr, size_t size) {
       broken_ = true;
     }
   }
-  return broken_ ? -1 : static_cast<ssize_t>(size);
+  held_.clear();
+  return !broken_;
 }
 
 void GateStream::get_remote_ip_and_port(std::string& ip, int& port) const {

@@ -70,7 +70,8 @@ void GatedHttpServer::Serve(std::unique_ptr<GateConnection> connection) {
     req.headers.erase("Expect");  // the gate has answered "100 Continue" already
     for (const std::string& name : served) req.params.erase(name);
   });
-  if (!answered || connection_closed || stream.broken()) return;  // closes the connection
+  const bool sent = stream.Flush();
+  if (!answered || connection_closed || !sent) return;  // closes the connection
   connection->ConsumeRequest();
   gate_.Resume(std::move(connection));
 }

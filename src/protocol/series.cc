@@ -133,7 +133,7 @@ Json ToJson(const TaskSeries& task) {
   Json samples = Json::array(), metrics = Json::array();
   for (const auto& s : task.samples) samples.push_back(ToJson(s));
   for (const auto& p : task.metrics) metrics.push_back(ToJson(p));
-  return Json{{"role", task.role}, {"index", task.index}, {"samples", samples}, {"metrics", metrics}};
+  return Json{{"role", task.role}, {"index", task.index}, {"samples", std::move(samples)}, {"metrics", std::move(metrics)}};
 }
 
 }  // namespace shoal

@@ -248,7 +248,7 @@ Json Encode(const HeartbeatRequest& m) {
   for (const MetricPoint& p : m.metrics) metrics.push_back(ToJson(p));
   Json saved = Json::array();
   for (const SavedModelUpdate& s : m.saved_models) saved.push_back(Encode(s));
-  Json out{{"progress", m.progress}, {"metrics", metrics}, {"saved_models", saved}};
+  Json out{{"progress", m.progress}, {"metrics", std::move(metrics)}, {"saved_models", std::move(saved)}};
   WriteTask(out, m.task);
   if (m.sample) out["sample"] = ToJson(*m.sample);
   if (m.rtt_ms >= 0) out["rtt_ms"] = m.rtt_ms;
