@@ -223,7 +223,7 @@ void ConnectionGate::Hold(std::unique_ptr<GateConnection> connection, Clock::tim
   held = Held{};
   held.connection = std::move(connection);
   held.since = now;
-  held.deadline = now + limits_.idle_timeout;
+  SetDeadline(held, now + limits_.idle_timeout);
   held.has_bytes = !held.connection->buffer_.empty();
   epoll_event event{};
   event.events = EPOLLIN | EPOLLRDHUP;
@@ -233,7 +233,7 @@ void ConnectionGate::Hold(std::unique_ptr<GateConnection> connection, Clock::tim
     return;
   }
   if (held.has_bytes) {  // a pipelined request already waits in the buffer
-    held.deadline = now + limits_.head_timeout;
+    SetDeadline(held, now + limits_.head_timeout);
     Frame(held, true, now);
   }
 }
@@ -279,7 +279,7 @@ void ConnectionGate::Refuse(int fd, int http_status, const std::string& reason) 
   Held& held = it->second;
   Forget(held);
   held.waiting = Waiting::kDraining;
-  held.deadline = Clock::now() + limits_.linger_timeout;
+  SetDeadline(held, Clock::now() + limits_.linger_timeout);
   held.connection->buffer_.clear();
   held.connection->buffer_.shrink_to_fit();
 }
@@ -323,7 +323,7 @@ void ConnectionGate::OnEvent(int fd, uint32_t events, Clock::time_point now) {
     if (!held.has_bytes) {
       held.has_bytes = true;
       held.since = now;
-      held.deadline = now + limits_.head_timeout;
+      SetDeadline(held, now + limits_.head_timeout);
     }
     new_line_seen = new_line_seen || std::memchr(chunk, '\n', static_cast<size_t>(n)) != nullptr;
     buffer.append(chunk, static_cast<size_t>(n));
@@ -360,7 +360,7 @@ void ConnectionGate::Frame(Held& held, bool new_line_seen, Clock::time_point now
         stats_.receiving_bytes = buffering_;
       }
       size_t body = *more->total_size - buffer.size();
-      held.deadline = now + limits_.head_timeout + std::chrono::seconds(body / std::max<size_t>(limits_.min_body_rate, 1));
+      SetDeadline(held, now + limits_.head_timeout + std::chrono::seconds(body / std::max<size_t>(limits_.min_body_rate, 1)));
     }
     if (more->expects_continue && !held.continue_sent) {
       SendAll(fd, "HTTP/1.1 100 Continue\r\n\r\n");
@@ -374,7 +374,7 @@ void ConnectionGate::Frame(Held& held, bool new_line_seen, Clock::time_point now
   if (!park) return DispatchHeld(fd, {});
   if (park->ready && park->ready()) return DispatchHeld(fd, std::move(park->served_params));
   held.waiting = Waiting::kParked;
-  held.deadline = park->deadline;
+  SetDeadline(held, park->deadline);
   held.ready = std::move(park->ready);
   connection.served_params_ = std::move(park->served_params);
   epoll_event event{};
@@ -408,12 +408,27 @@ void ConnectionGate::CheckParked(Clock::time_point now) {
   for (int fd : due) DispatchHeld(fd, {});
 }
 
+void ConnectionGate::SetDeadline(Held& held, Clock::time_point deadline) {
+  held.deadline = deadline;
+  earliest_deadline_ = std::min(earliest_deadline_, deadline);
+}
+
 void ConnectionGate::Sweep(Clock::time_point now) {
+  bool any_parked;
+  {
+    std::lock_guard lock(mutex_);
+    any_parked = stats_.parked > 0;
+  }
+  // Thousands of kept-alive connections wait out long idle deadlines: nothing to look at
+  // until the earliest of them, unless parked waits' conditions need checking.
+  if (now < earliest_deadline_ && !any_parked) return;
+  earliest_deadline_ = Clock::time_point::max();
   std::vector<int> late;
   std::vector<int> drained;
   for (auto& [fd, held] : held_) {
     if (held.waiting == Waiting::kForRequest && now >= held.deadline) late.push_back(fd);
-    if (held.waiting == Waiting::kDraining && now >= held.deadline) drained.push_back(fd);
+    else if (held.waiting == Waiting::kDraining && now >= held.deadline) drained.push_back(fd);
+    else earliest_deadline_ = std::min(earliest_deadline_, held.deadline);
   }
   for (int fd : drained) Drop(fd);
   for (int fd : late) {

@@ -147,6 +147,7 @@ class ConnectionGate {
 
   void Loop();
   void PostToLoop(std::function<void()> work);
+  void SetDeadline(Held& held, Clock::time_point deadline);  // and keeps earliest_deadline_ at or before it
   void Hold(std::unique_ptr<GateConnection> connection, Clock::time_point now);
   bool MakeRoomFor(const std::string& peer);
   void OnEvent(int fd, uint32_t events, Clock::time_point now);
@@ -169,6 +170,7 @@ class ConnectionGate {
 
   // Owned by the loop's thread.
   std::unordered_map<int, Held> held_;
+  Clock::time_point earliest_deadline_ = Clock::time_point::max();  // of held_, or earlier; loop thread only
   size_t buffering_ = 0;  // the declared sizes of the requests being received
 
   mutable std::mutex mutex_;
