@@ -60,6 +60,10 @@ PolicyMetrics ComputeMetrics(const std::vector<ReplayJob>& jobs, const ReplayRes
     metrics.gpu_utilization =
         static_cast<double>(result.busy_gpu_seconds) / (static_cast<double>(cluster_gpus) * makespan);
   }
+  if (result.waiting_seconds > 0) {
+    metrics.gpu_utilization_while_waiting = static_cast<double>(result.busy_gpu_seconds_while_waiting) /
+                                            (static_cast<double>(cluster_gpus) * static_cast<double>(result.waiting_seconds));
+  }
   metrics.preemptions = result.preemptions;
   metrics.longest_passed_over_s = LongestPassedOver(jobs, result.first_start_s);
   return metrics;

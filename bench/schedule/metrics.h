@@ -7,6 +7,9 @@
 //  - Queueing delay = first start - submission, mean.
 //  - Makespan = the last finish (the first submission is 0).
 //  - GPU utilization = GPU-seconds held by running jobs / (cluster GPUs x makespan).
+//  - GPU utilization while jobs wait = the same over only the time during which at least
+//    one job was waiting: what a policy leaves idle while there is work (a waiting job
+//    may not fit in what is idle; strict FIFO leaves idle what its head cannot use).
 //  - Longest passed over: the most time any job waited, before its first start, after a
 //    job submitted strictly later than it had started.
 //  - Longest wait: the most time any job spent not running between its submission and its
@@ -32,6 +35,7 @@ struct PolicyMetrics {
   double mean_queueing_s = 0;
   double makespan_s = 0;
   double gpu_utilization = 0;
+  double gpu_utilization_while_waiting = 0;  // 0 when no job ever waited
   int64_t preemptions = 0;
   double longest_passed_over_s = 0;
   double longest_wait_s = 0;

@@ -57,12 +57,21 @@ class Simulation {
   // Accounts for [now, t), in which nothing changes, and moves the clock to t.
   void AdvanceTo(int64_t t) {
     const int64_t elapsed = t - now_s_;
+    int64_t held_gpus = 0;
     for (int job : running_) {
       remaining_s_[job] -= elapsed;
-      result_.busy_gpu_seconds += elapsed * jobs_[job].gpus;
+      held_gpus += jobs_[job].gpus;
     }
+    result_.busy_gpu_seconds += elapsed * held_gpus;
+    bool any_waiting = false;
     for (size_t queue = 0; queue < waiting_per_queue_.size(); ++queue) {
-      if (waiting_per_queue_[queue] > 0) result_.waiting_seconds_by_gpus_held[queue][gpus_per_queue_[queue]] += elapsed;
+      if (waiting_per_queue_[queue] == 0) continue;
+      any_waiting = true;
+      result_.waiting_seconds_by_gpus_held[queue][gpus_per_queue_[queue]] += elapsed;
+    }
+    if (any_waiting) {
+      result_.waiting_seconds += elapsed;
+      result_.busy_gpu_seconds_while_waiting += elapsed * held_gpus;
     }
     now_s_ = t;
   }

@@ -86,6 +86,8 @@ struct ReplayResult {
   std::vector<int64_t> first_start_s;  // per job
   std::vector<int64_t> finish_s;       // per job
   int64_t busy_gpu_seconds = 0;
+  int64_t waiting_seconds = 0;                // with at least one job waiting (any queue)
+  int64_t busy_gpu_seconds_while_waiting = 0;  // GPUs held over those seconds
   int64_t preemptions = 0;
   // [queue][g]: seconds during which the queue had a waiting job and held g GPUs.
   std::vector<std::vector<int64_t>> waiting_seconds_by_gpus_held;

@@ -157,14 +157,15 @@ void PrintScheduleCost(const std::vector<PolicyRun>& runs) {
 void PrintPolicyTable(int gpus, const std::vector<PolicyRun>& runs, double srtf_mean_jct_s) {
   std::printf("\n### %d GPUs (%d nodes)\n\n", gpus, gpus / ClusterModel::kGpusPerNode);
   std::printf(
-      "| policy | mean JCT h | p99 JCT h | mean queueing h | makespan d | GPU util | preemptions | "
-      "longest passed over h | longest wait h | x SRTF |\n");
-  std::printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+      "| policy | mean JCT h | p99 JCT h | mean queueing h | makespan d | GPU util | GPU util while jobs wait | "
+      "preemptions | longest passed over h | longest wait h | x SRTF |\n");
+  std::printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
   for (const PolicyRun& run : runs) {
     const PolicyMetrics& m = run.metrics;
-    std::printf("| %s | %.1f | %.1f | %.1f | %.2f | %.1f%% | %lld | %.1f | %.1f | %.2f |\n", run.name.c_str(),
+    std::printf("| %s | %.1f | %.1f | %.1f | %.2f | %.1f%% | %.1f%% | %lld | %.1f | %.1f | %.2f |\n", run.name.c_str(),
                 m.mean_jct_s / 3600, m.p99_jct_s / 3600, m.mean_queueing_s / 3600, m.makespan_s / 86400,
-                100 * m.gpu_utilization, static_cast<long long>(m.preemptions), m.longest_passed_over_s / 3600,
+                100 * m.gpu_utilization, 100 * m.gpu_utilization_while_waiting, static_cast<long long>(m.preemptions),
+                m.longest_passed_over_s / 3600,
                 m.longest_wait_s / 3600, m.mean_jct_s / srtf_mean_jct_s);
   }
   std::printf("\n");
@@ -250,10 +251,10 @@ Status CompareTenants(const std::vector<TraceRow>& week, int gpus) {
   ASSIGN_OR_RETURN(PolicyRun run, RunPolicy(jobs, static_cast<int>(names.size()), model, policy));
   const PolicyMetrics& m = run.metrics;
   std::printf(
-      "\nAll queues: mean JCT %.1f h, p99 %.1f h, makespan %.1f d, GPU util %.1f%%, longest passed over "
-      "%.1f h, %lld preemptions\n\n",
+      "\nAll queues: mean JCT %.1f h, p99 %.1f h, makespan %.1f d, GPU util %.1f%% (%.1f%% while jobs wait), "
+      "longest passed over %.1f h, %lld preemptions\n\n",
       m.mean_jct_s / 3600, m.p99_jct_s / 3600, m.makespan_s / 86400, 100 * m.gpu_utilization,
-      m.longest_passed_over_s / 3600, static_cast<long long>(m.preemptions));
+      100 * m.gpu_utilization_while_waiting, m.longest_passed_over_s / 3600, static_cast<long long>(m.preemptions));
   std::printf(
       "| queue | jobs | GPU-hours | guarantee | = GPUs | hours with waiting work | mean use while waiting | "
       "of its guarantee | near guarantee |\n");
