@@ -131,14 +131,20 @@ std::vector<unsigned long long> StatFields() {
   return fields;
 }
 
-// Writes `strings` (each with its NUL) into the block [start, end) in order, leaving out
-// those that do not fit whole, and zeroes the rest.
-void WriteBlock(unsigned long long start, unsigned long long end, const std::vector<const std::string*>& strings) {
+// Writes `strings` (each with its NUL) into the block [start, end) in order, and zeroes
+// the rest. What does not fit whole is left out: with `stop_at_first_misfit`, it and
+// everything after it (arguments: a prefix of the command line, never a later argument
+// in an earlier one's place); else only it (variables, each independent).
+void WriteBlock(unsigned long long start, unsigned long long end, const std::vector<const std::string*>& strings,
+                bool stop_at_first_misfit) {
   if (start == 0 || end <= start) return;
   char* block = reinterpret_cast<char*>(start);
   size_t size = end - start, used = 0;
   for (const std::string* s : strings) {
-    if (used + s->size() + 1 > size) continue;
+    if (used + s->size() + 1 > size) {
+      if (stop_at_first_misfit) break;
+      continue;
+    }
     std::memcpy(block + used, s->c_str(), s->size() + 1);
     used += s->size() + 1;
   }
@@ -156,11 +162,11 @@ void ShowInProc(const std::vector<std::string>& argv, const std::vector<std::str
   if (fields.size() <= kEnvEnd) return;
   std::vector<const std::string*> args;
   for (const std::string& a : argv) args.push_back(&a);
-  WriteBlock(fields[kArgStart], fields[kArgEnd], args);
+  WriteBlock(fields[kArgStart], fields[kArgEnd], args, /*stop_at_first_misfit=*/true);
   std::vector<const std::string*> ordered;
   for (const std::string& v : variables) if (v.starts_with("SHOAL_")) ordered.push_back(&v);
   for (const std::string& v : variables) if (!v.starts_with("SHOAL_")) ordered.push_back(&v);
-  WriteBlock(fields[kEnvStart], fields[kEnvEnd], ordered);
+  WriteBlock(fields[kEnvStart], fields[kEnvEnd], ordered, /*stop_at_first_misfit=*/false);
 }
 
 [[noreturn]] void ServedFail(int error_fd, Step step) {
