@@ -5,9 +5,9 @@
 // (up to kHeldBytes in all) and sends them with the next larger one, or at Flush(): a
 // response's head and a small body leave in one segment, one system call, where
 // cpp-httplib writes them apart. The caller must Flush() once the response is written.
-// A send sends everything or fails (write() or Flush() returns -1, and broken() turns
-// true) when the socket errs or accepts nothing for write_timeout; the socket stays
-// non-blocking throughout. Not thread-safe: one worker uses it for one request.
+// A send sends everything or fails (write() returns -1, Flush() false, and broken()
+// turns true) when the socket errs or accepts nothing for write_timeout; the socket
+// stays non-blocking throughout. Not thread-safe: one worker uses it for one request.
 #pragma once
 
 #include <httplib.h>
