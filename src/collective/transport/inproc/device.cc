@@ -228,8 +228,7 @@ class Context : public transport::Context {
         return Aborted("rank " + std::to_string(peer) + " closed its communicator while rank " +
                        std::to_string(rank_) + " still expected data from it");
       if (st.closed && std::find(missing.begin(), missing.end(), peer) != missing.end())
-        return Aborted("rank " + std::to_string(peer) + " closed its communicator while rank " +
-                       std::to_string(rank_) + " waited for it at the shared-memory barrier");
+        return shm::ClosedBeforeBarrier(peer, rank_);
     }
     return Status::Ok();
   }
@@ -237,8 +236,7 @@ class Context : public transport::Context {
   Status DeadlineError() const {
     std::string waiting;
     for (int peer : MissingAtBarrier())
-      waiting += std::string(waiting.empty() ? "" : "; ") + "rank " + std::to_string(peer) +
-                 " (to reach barrier " + std::to_string(barrier_step_) + " of the shared-memory arena)";
+      waiting += std::string(waiting.empty() ? "" : "; ") + shm::NotYetAtBarrier(peer, barrier_step_);
     for (int peer = 0; peer < hub_->size; ++peer) {
       size_t bytes = 0;
       for (const auto& p : recvs_[peer].pending) bytes += p.bytes;

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <functional>
+#include <string>
 
 #include "collective/transport/shared_arena.h"
 #include "collective/transport/shm/arena.h"
@@ -34,5 +35,16 @@ class ArenaView : public SharedArena {
   const std::function<Status(Deadline)> barrier_;
   int half_ = 1;
 };
+
+// What a rank waiting at the arena's barrier reports, the same from every transport:
+// a local peer that closed its communicator instead of arriving, and (in a deadline's
+// message) one that has not arrived yet.
+inline Status ClosedBeforeBarrier(int peer, int rank) {
+  return Aborted("rank " + std::to_string(peer) + " closed its communicator while rank " + std::to_string(rank) +
+                 " waited for it at the shared-memory barrier");
+}
+inline std::string NotYetAtBarrier(int peer, uint64_t step) {
+  return "rank " + std::to_string(peer) + " (to reach barrier " + std::to_string(step) + " of the shared-memory arena)";
+}
 
 }  // namespace shoal::collective::transport::shm

@@ -144,8 +144,7 @@ Status Context::Block(Deadline deadline) {
   for (int local : in_arena_barrier_ ? arena_view_->arena().Missing(arena_steps_) : std::vector<int>{}) {
     const int peer = segment_->RankOf(local);
     if (pairs_[peer] && pairs_[peer]->said_goodbye())
-      return Aborted("rank " + std::to_string(peer) + " closed its communicator while rank " + std::to_string(rank_) +
-                     " waited for it at the shared-memory barrier");
+      return shm::ClosedBeforeBarrier(peer, rank_);
   }
   return Status::Ok();
 }
@@ -159,8 +158,7 @@ Status Context::DeadlineError(bool probed) const {
   }
   if (in_arena_barrier_)
     for (int local : arena_view_->arena().Missing(arena_steps_))
-      waiting += std::string(waiting.empty() ? "" : "; ") + "rank " + std::to_string(segment_->RankOf(local)) +
-                 " (to reach barrier " + std::to_string(arena_steps_) + " of the shared-memory arena)";
+      waiting += std::string(waiting.empty() ? "" : "; ") + shm::NotYetAtBarrier(segment_->RankOf(local), arena_steps_);
   std::string silent;
   for (const auto& p : pairs_)
     if (probed && p && !p->answered_probe()) silent += std::string(silent.empty() ? "" : ", ") + "rank " + std::to_string(p->peer());
