@@ -119,6 +119,8 @@ Result<ReplayDecision> ShoalPolicy::Decide(const ReplayView& view) {
     if (pending.has_run) pending.waited_since_first_run_ms = WaitedSinceFirstRun(index_of_id_.at(pending.id));
   }
 
+  credit_.Advance(input_);
+  input_.queue_credit = credit_.credit();
   ReplayDecision replay_decision;
   RETURN_IF_ERROR(Pass(view, replay_decision));
   // The server stops the chosen jobs and, at its next pass a moment later, starts what

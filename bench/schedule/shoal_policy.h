@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "bench/schedule/replay.h"
+#include "scheduling/queue_credit.h"
 #include "scheduling/schedule_policy.h"
 
 namespace shoal::bench {
@@ -69,6 +70,7 @@ class ShoalPolicy : public ReplayPolicy {
   std::vector<std::string> queue_names_;
   ClusterModel model_;
   ScheduleInput input_;
+  QueueCredit credit_;
   std::map<std::string, int> index_of_id_;
   std::map<int, std::vector<int>> devices_of_running_;  // job index -> the devices it holds
   std::map<int, double> attained_;                      // job index -> service in its ended attempts

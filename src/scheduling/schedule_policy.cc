@@ -188,10 +188,31 @@ class Pass {
     return DominantShare(job, capacity) <= 2 * std::max(queue.guarantee, unit) + 1e-9;
   }
 
-  // Whether `next` is the one job its queue is owed: the queue runs nothing now.
+  // Whether `next` is the one job its queue is owed: the queue runs nothing now, or it is
+  // below its guarantee and has credit.
   bool OneJobOwed(const std::string& name, const Resources& next) {
     const QueueSpec* queue = config_.FindQueue(name);
-    return queue && queue_jobs_[name] == 0 && WithinOneJobAllowance(*queue, next);
+    if (!queue) return false;
+    return (queue_jobs_[name] == 0 && WithinOneJobAllowance(*queue, next)) || OnCredit(name);
+  }
+
+  // The queue is below its guarantee and has credit (scheduling/queue_credit.h): it was
+  // held below it by the size of its jobs.
+  bool OnCredit(const std::string& name) const { return HasCredit(name) && QueueRatio(name, Resources{}) < 1 - 1e-9; }
+
+  bool HasCredit(const std::string& name) const {
+    auto credit = in_.queue_credit.find(name);
+    return credit != in_.queue_credit.end() && credit->second > 0;
+  }
+
+  // Whether the job would borrow: starting it would take its queue beyond its guarantee
+  // (a queue guaranteed the whole cluster never borrows), and it is not the one job its
+  // queue runs when it runs nothing.
+  bool Borrows(const PendingJob& job, const QueueSpec& queue, const Resources& need) {
+    if (queue.guarantee >= 1 - 1e-9) return false;
+    if (queue_jobs_[job.queue] == 0 && WithinOneJobAllowance(queue, need)) return false;
+    return QueueRatio(job.queue, Resources{}) >= 1 - 1e-9 ||
+           !WithinLimit(ShareOf(in_.cluster.capacity, queue.guarantee), queue_used_[job.queue], need);
   }
 
   // How far the queue would be towards its guarantee with its next job started: its
@@ -252,11 +273,10 @@ class Pass {
       Wait(job, Explain([&] { return Queued(job, *queue, need, wait_reasons::Short(need, free_)); }));
       return;
     }
-    if (config_.order == OrderPolicy::kFairShare && queue->guarantee < 1 - 1e-9 &&
-        QueueRatio(job.queue, Resources{}) >= 1 - 1e-9 && !OneJobOwed(job.queue, need)) {
-      // Its queue is at its guarantee or beyond, so it would borrow: it runs on what is free
-      // at its turn and holds nothing for itself meanwhile, so that it holds back no job
-      // behind it (borrowing never blocks).
+    if (config_.order == OrderPolicy::kFairShare && Borrows(job, *queue, need)) {
+      // It would take its queue beyond its guarantee: it runs on what is free at its turn
+      // (or what it takes back on its queue's credit) and holds nothing for itself
+      // meanwhile, so that it holds back no job behind it (borrowing never blocks).
       Wait(job, Explain([&] {
         return Queued(job, *queue, need,
                       (fits_now ? wait_reasons::WouldDelay(first_reserved_, job.estimate_ms > 0)
@@ -356,8 +376,9 @@ class Pass {
   // least `floor` without them (a queue with no guarantee: always). The floor is what a
   // job that takes its own queue beyond its guarantee brings that queue to: the queues it
   // takes from end no nearer their guarantees than it, so they cannot take back in turn.
-  // `spare_one_job`: not a queue's only job within its one-job allowance (for a job beyond
-  // its own queue's guarantee; a job within it takes back even that).
+  // `spare_one_job`: not a queue's only job within its one-job allowance, nor a job of a
+  // queue with credit (for a job beyond its own queue's guarantee; a job within it takes
+  // back even those).
   // True when they make room for `job`.
   bool TakeBackFromBorrowers(const PendingJob& job, const Resources& need, double floor, bool spare_one_job = true) {
     std::map<std::string, Resources> used = queue_used_;
@@ -367,7 +388,9 @@ class Pass {
       const QueueSpec* queue = config_.FindQueue(running.queue);
       double guarantee = queue ? queue->guarantee : 0;
       if (DominantShare(used[running.queue], in_.cluster.capacity) <= guarantee + 1e-9) return false;  // not borrowing
-      if (spare_one_job && queue && jobs[running.queue] == 1 && WithinOneJobAllowance(*queue, running.total)) {
+      if (spare_one_job && queue &&
+          ((jobs[running.queue] == 1 && WithinOneJobAllowance(*queue, running.total)) || HasCredit(running.queue))) {
+        // Its queue's one job, or a queue running on the credit it is owed.
         return false;
       }
       Resources without = used[running.queue];

@@ -23,9 +23,11 @@
 //    made before it (up to `max_reservations`; later jobs get none). A job starts now only
 //    if it fits now and its estimated run (forever when it has no estimate) delays no
 //    reservation. With backfill off, the first job that does not fit stops the pass
-//    (strict FIFO's head-of-line blocking). A job whose queue is already at or beyond its
+//    (strict FIFO's head-of-line blocking). A job that would take its queue beyond its
 //    guarantee (kFairShare; not a queue's one job, below) gets no reservation: it borrows,
-//    runs on what is free at its turn, and holds back no job behind it.
+//    runs on what is free at its turn (or what its queue's credit takes back, below), and
+//    holds back no job behind it. (Reserving for it idled GPUs for days on the trace
+//    replay: an 8-GPU job of a queue at 16 of its 18 GPUs held free GPUs it could not use.)
 //  - No starvation, for a job its queue's guarantee holds: once it has waited past its
 //    bound, it is ordered before every job that has not, and nothing that starts after
 //    that delays its reservation; it starts at the latest when the jobs running at that
@@ -53,6 +55,13 @@
 //    only job, it is not taken back for a job beyond its own queue's guarantee (a job
 //    within its guarantee takes back even that). A guarantee smaller than one job is so
 //    rounded up to one job at a time.
+//  - Credit (ScheduleInput::queue_credit, kept by scheduling/queue_credit.h): a queue held
+//    below its guarantee because its waiting jobs are too large to start within it gains
+//    credit. While it is below its guarantee and has credit, its next job goes in the
+//    queues' turns as its one job would, and takes back lent capacity for it the same way;
+//    it reserves nothing. While a queue has credit, its running jobs are not taken back
+//    for a job beyond its own queue's guarantee (a job within its guarantee takes back
+//    even those). Beyond its guarantee, the queue pays its credit back.
 //  - Preemption by priority (kFairShare, when `preemption` is on and the queue has
 //    `preempt_lower_priority`): when a queue's first job that lacks room (in the queue's
 //    order) still lacks it after the rule above, running jobs of the same queue with a
@@ -174,6 +183,8 @@ struct ScheduleInput {
   std::vector<RunningJob> running;
   int64_t now_ms = 0;
   bool explain = true;  // false: no reasons are written (a replay that only counts)
+  // queue -> its credit, share x ms (scheduling/queue_credit.h); absent: none.
+  std::map<std::string, double> queue_credit;
 };
 
 struct JobAdmission {

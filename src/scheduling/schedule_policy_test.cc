@@ -196,8 +196,8 @@ TEST(SchedulePolicy, TheQueueThatWouldBeFurthestBelowItsGuaranteeGoesFirst) {
       running));
   EXPECT_EQ(Admitted(decision), std::vector<std::string>{"r2"});
   EXPECT_EQ(decision.waiting["p2"],
-            "needs 3 CPUs (2 free); starts when running jobs end (they have no estimates); first in queue prod; "
-            "queue prod uses 4 of its guaranteed 6 CPUs");
+            "needs 3 CPUs (2 free); it would take its queue beyond its guarantee, so it reserves nothing and jobs "
+            "behind it may start first; first in queue prod; queue prod uses 4 of its guaranteed 6 CPUs");
   // A job that would take research far past its guarantee goes after prod's.
   decision = Schedule(Cluster(config, 8, {In(Job("p2", 2, 2), "prod", "x"), In(Job("r3", 3, 1), "research", "x")}, running));
   EXPECT_EQ(Admitted(decision), std::vector<std::string>{"p2"});
@@ -364,12 +364,17 @@ TEST(SchedulePolicy, ABorrowingJobReservesNothingAndHoldsBackNoJobBehindIt) {
   EXPECT_NE(decision.waiting["big"].find("it would take its queue beyond its guarantee, so it reserves nothing"),
             std::string::npos)
       << decision.waiting["big"];
-  // Below its guarantee it reserves as before, even when the job would take it beyond:
-  // the small job waits behind it.
+  // Below its guarantee too, when the job would take it beyond (4 + 4 of a guaranteed 6).
   config.queues[1].guarantee = 0.75;
   config.queues[2].guarantee = 0.25;
   decision = Schedule(Cluster(
       config, 8, {In(Job("big", 4, 2 * kMinute), "a", "ann"), In(Job("small", 1, kMinute), "a", "ann")}, running));
+  EXPECT_EQ(Admitted(decision), std::vector<std::string>{"small"});
+  EXPECT_EQ(decision.reserved_start_ms.count("big"), 0u);
+  // A job that keeps its queue within its guarantee reserves, and the small job waits behind it.
+  decision = Schedule(Cluster(
+      config, 8, {In(Job("big", 2, 2 * kMinute), "a", "ann"), In(Job("small", 1, kMinute), "a", "ann")},
+      {Running("a-running", 4, 0, "a", "ann"), Running("b-running", 3, 0, "b", "bob")}));
   EXPECT_TRUE(decision.admit.empty());
 }
 
