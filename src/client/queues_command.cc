@@ -46,6 +46,17 @@ std::string RenderQueues(const Json& reply) {
         << Pad(Amounts(queue.value("used", Json::object()), "nothing"), 24)
         << Amounts(queue.value("user_limit", Json::object()), "none") << "\n";
   }
+  // Queues held below their guarantees by the size of their jobs, and those paying it back.
+  for (const Json& queue : reply.value("queues", Json::array())) {
+    const int64_t credit_ms = queue.value("credit_ms", int64_t{0});
+    if (credit_ms == 0) continue;
+    const std::string owed = FormatDuration(credit_ms > 0 ? credit_ms : -credit_ms) + " at its whole guarantee";
+    out << "queue " << queue.value("name", "")
+        << (credit_ms > 0 ? " is owed " + owed +
+                                " (its jobs were too large for what it had left of its guarantee): its next job may "
+                                "start beyond its guarantee\n"
+                          : " owes " + owed + " (it ran beyond its guarantee on credit)\n");
+  }
   // Where queues map to Slurm partitions or QOS (queues.yaml's slurm:), one line each.
   for (const Json& queue : reply.value("queues", Json::array())) {
     const Json slurm = queue.value("slurm", Json::object());

@@ -9,8 +9,10 @@ void QueueCredit::Advance(const ScheduleInput& input) {
   last_ms_ = input.now_ms;
   std::map<std::string, double> integrated;
   for (const auto& [queue, rate] : rate_) {
-    double credit = credit_.count(queue) ? credit_.at(queue) : 0;
-    credit = rate ? credit + *rate * elapsed_ms : std::min(credit, 0.0);
+    const double before = credit_.count(queue) ? credit_.at(queue) : 0;
+    double credit = before + rate.per_ms * elapsed_ms;
+    if (rate.drops_credit) credit = std::min(before, 0.0);
+    if (rate.stops_at_zero) credit = before > 0 ? std::max(credit, 0.0) : before;
     if (credit != 0) integrated[queue] = credit;
   }
   credit_ = std::move(integrated);
@@ -29,13 +31,15 @@ void QueueCredit::Advance(const ScheduleInput& input) {
   rate_.clear();
   for (const QueueSpec& queue : input.config->queues) {
     if (queue.guarantee <= 0) continue;
-    auto smallest = smallest_waiting.find(queue.name);
-    if (smallest == smallest_waiting.end()) {
-      rate_[queue.name] = std::nullopt;
-      continue;
-    }
     const double share = DominantShare(held[queue.name], capacity);
-    rate_[queue.name] = share + smallest->second > queue.guarantee + 1e-9 ? queue.guarantee - share : 0.0;
+    auto smallest = smallest_waiting.find(queue.name);
+    if (smallest != smallest_waiting.end() && share + smallest->second > queue.guarantee + 1e-9) {
+      rate_[queue.name] = Rate{.per_ms = queue.guarantee - share};
+    } else if (share > queue.guarantee + 1e-9) {
+      rate_[queue.name] = Rate{.per_ms = queue.guarantee - share, .stops_at_zero = true};
+    } else {
+      rate_[queue.name] = Rate{.drops_credit = smallest == smallest_waiting.end()};
+    }
   }
   // Queues no longer configured have no rate, so their credit ends at the next call; end it now.
   std::erase_if(credit_, [&](const auto& entry) { return !rate_.count(entry.first); });

@@ -11,13 +11,14 @@
 //    the time to input.now_ms, then sets each queue's rate from `input` for the time until
 //    its next call. The first call only sets rates.
 //  - A queue with a guarantee whose smallest waiting job would take it beyond its guarantee
-//    (with what its running jobs hold, jobs being preempted included) gains
-//    (guarantee - share): credit while it is below its guarantee, debt while above. A
-//    queue whose waiting jobs include one that fits within its guarantee keeps its credit
-//    as it is (the guarantee itself starts that job). A queue with no waiting job loses
-//    its credit (it was kept from nothing) and keeps its debt, paid back while it waits
-//    below its guarantee later. Queues without a guarantee, or no longer configured,
-//    have none.
+//    (with what its running jobs hold, jobs being preempted included; in dominant share)
+//    gains (guarantee - share): credit while it is below its guarantee, debt while above.
+//    Otherwise, a queue above its guarantee spends its credit at (share - guarantee), down
+//    to zero (borrowing without credit costs nothing); a queue with a waiting job that fits
+//    within its guarantee keeps its credit as it is (the guarantee itself starts that job);
+//    a queue with no waiting job loses its credit (it was kept from nothing) and keeps its
+//    debt, paid back while it waits below its guarantee later. Queues without a guarantee,
+//    or no longer configured, have none.
 //  - credit() is what Schedule reads as ScheduleInput::queue_credit
 //    (scheduling/schedule_policy.h); it holds only queues whose credit is not zero.
 //  - Credit lives in memory: a restarted server starts every queue at zero.
@@ -41,9 +42,12 @@ class QueueCredit {
   const std::map<std::string, double>& credit() const { return credit_; }
 
  private:
-  // What each queue gains per millisecond until the next call; nullopt: it loses its
-  // credit (not its debt).
-  std::map<std::string, std::optional<double>> rate_;
+  struct Rate {
+    double per_ms = 0;           // what the queue gains per millisecond until the next call
+    bool stops_at_zero = false;  // it spends credit, and never goes into debt so
+    bool drops_credit = false;   // it loses its credit (not its debt)
+  };
+  std::map<std::string, Rate> rate_;
   std::optional<int64_t> last_ms_;
   std::map<std::string, double> credit_;
 };

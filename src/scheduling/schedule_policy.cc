@@ -193,12 +193,21 @@ class Pass {
   bool OneJobOwed(const std::string& name, const Resources& next) {
     const QueueSpec* queue = config_.FindQueue(name);
     if (!queue) return false;
-    return (queue_jobs_[name] == 0 && WithinOneJobAllowance(*queue, next)) || OnCredit(name);
+    return (queue_jobs_[name] == 0 && WithinOneJobAllowance(*queue, next)) || OnCredit(name, next);
   }
 
-  // The queue is below its guarantee and has credit (scheduling/queue_credit.h): it was
-  // held below it by the size of its jobs.
-  bool OnCredit(const std::string& name) const { return HasCredit(name) && QueueRatio(name, Resources{}) < 1 - 1e-9; }
+  // The queue is below its guarantee and has credit (scheduling/queue_credit.h) enough to
+  // hold `next` beyond its guarantee for min_run_before_preemption: it was held below its
+  // guarantee by the size of its jobs, long enough that the job it starts on credit is not
+  // taken back at once.
+  bool OnCredit(const std::string& name, const Resources& next) const {
+    const QueueSpec* queue = config_.FindQueue(name);
+    auto credit = in_.queue_credit.find(name);
+    if (!queue || queue->guarantee <= 0 || credit == in_.queue_credit.end() || credit->second <= 0) return false;
+    if (QueueRatio(name, Resources{}) >= 1 - 1e-9) return false;
+    const double beyond = std::max(0.0, (QueueRatio(name, next) - 1) * queue->guarantee);
+    return credit->second >= beyond * static_cast<double>(std::max<int64_t>(1, config_.min_run_before_preemption_ms));
+  }
 
   bool HasCredit(const std::string& name) const {
     auto credit = in_.queue_credit.find(name);
@@ -282,7 +291,10 @@ class Pass {
                       (fits_now ? wait_reasons::WouldDelay(first_reserved_, job.estimate_ms > 0)
                                 : wait_reasons::Short(need, free_)) +
                           "; it would take its queue beyond its guarantee, so it reserves nothing and jobs behind it "
-                          "may start first");
+                          "may start first" +
+                          (OnCredit(job.queue, need) ? "; its queue has credit (its jobs were too large for what it had left of its "
+                                                 "guarantee), so it goes before other borrowers and takes back what was lent"
+                                               : ""));
       }));
       return;
     }

@@ -57,9 +57,10 @@
 //    rounded up to one job at a time.
 //  - Credit (ScheduleInput::queue_credit, kept by scheduling/queue_credit.h): a queue held
 //    below its guarantee because its waiting jobs are too large to start within it gains
-//    credit. While it is below its guarantee and has credit, its next job goes in the
-//    queues' turns as its one job would, and takes back lent capacity for it the same way;
-//    it reserves nothing. While a queue has credit, its running jobs are not taken back
+//    credit. While it is below its guarantee and has credit enough to hold its next job
+//    beyond its guarantee for `min_run_before_preemption_ms` (so that queues do not take
+//    turns at every pass), that job goes in the queues' turns as its one job would, and
+//    takes back lent capacity for it the same way; it reserves nothing. While a queue has credit, its running jobs are not taken back
 //    for a job beyond its own queue's guarantee (a job within its guarantee takes back
 //    even those). Beyond its guarantee, the queue pays its credit back.
 //  - Preemption by priority (kFairShare, when `preemption` is on and the queue has

@@ -625,5 +625,58 @@ TEST(SchedulePolicy, NoJobIsPassedOverWithoutBound) {
   EXPECT_LE(started_big, kHour + kRun);
 }
 
+// Queues a and b, guaranteed half of 8 CPUs each.
+SchedulingConfig HalfAndHalf() {
+  SchedulingConfig config = Config();
+  config.queues = {QueueSpec{"default", 0, 1, {}}, QueueSpec{"a", 0.5, 1, {}}, QueueSpec{"b", 0.5, 1, {}}};
+  return config;
+}
+
+// a holds 3 of its 4 CPUs and its job needs 2; b borrows (5 of 4); nothing is free.
+TEST(SchedulePolicy, AQueueWithCreditTakesBackLentCapacityForAJobBeyondItsGuarantee) {
+  SchedulingConfig config = HalfAndHalf();
+  auto input = [&](double credit_of_a) {
+    ScheduleInput in = Cluster(config, 8, {In(Job("a-big", 2), "a", "ann")},
+                               {Running("a-1", 3, 0, "a", "ann"), Running("b-1", 3, 0, "b", "bob"),
+                                Running("b-2", 2, 0, "b", "bob")});
+    if (credit_of_a != 0) in.queue_credit["a"] = credit_of_a;
+    return in;
+  };
+  // Without credit it borrows: it would end as far beyond its guarantee as b is.
+  ScheduleDecision decision = Schedule(input(0));
+  EXPECT_TRUE(Preempted(decision).empty());
+  EXPECT_EQ(decision.waiting["a-big"].find("its queue has credit"), std::string::npos) << decision.waiting["a-big"];
+  decision = Schedule(input(-kHour));  // a owes: the same
+  EXPECT_TRUE(Preempted(decision).empty());
+  // Credit that would not hold the job beyond a's guarantee (1/8 of the cluster) for
+  // min_run_before_preemption (10 minutes) is not enough yet.
+  decision = Schedule(input(0.12 * 10 * kMinute));
+  EXPECT_TRUE(Preempted(decision).empty());
+  // With credit it goes as a's one job: b gives back what it borrowed.
+  decision = Schedule(input(0.13 * 10 * kMinute));
+  ASSERT_EQ(Preempted(decision).size(), 1u);
+  EXPECT_EQ(Preempted(decision)[0].substr(0, 2), "b-");
+  EXPECT_NE(decision.waiting["a-big"].find("its queue has credit"), std::string::npos) << decision.waiting["a-big"];
+  EXPECT_EQ(decision.reserved_start_ms.count("a-big"), 0u);  // it still reserves nothing
+}
+
+// a runs on credit beyond its guarantee (6 of 4); b holds 2 of its 4.
+TEST(SchedulePolicy, AQueueWithCreditKeepsItsJobsFromJobsBeyondTheirOwnGuaranteeOnly) {
+  SchedulingConfig config = HalfAndHalf();
+  auto input = [&](double b_needs, std::map<std::string, double> credit) {
+    ScheduleInput in = Cluster(config, 8, {In(Job("b-next", b_needs), "b", "bob")},
+                               {Running("a-1", 3, 0, "a", "ann"), Running("a-2", 3, 0, "a", "ann"),
+                                Running("b-1", 2, 0, "b", "bob")});
+    in.queue_credit = std::move(credit);
+    return in;
+  };
+  // b's job of 3 would take b beyond its guarantee; b has credit, so it takes back from a...
+  EXPECT_EQ(Preempted(Schedule(input(3, {{"b", kHour}}))).size(), 1u);
+  // ...unless a has credit too.
+  EXPECT_TRUE(Preempted(Schedule(input(3, {{"a", kHour}, {"b", kHour}}))).empty());
+  // A job within b's guarantee takes back even from a queue with credit.
+  EXPECT_EQ(Preempted(Schedule(input(2, {{"a", kHour}}))).size(), 1u);
+}
+
 }  // namespace
 }  // namespace shoal

@@ -313,6 +313,13 @@ Json ServiceLevelHours(const std::vector<double>& levels) {
   return hours;
 }
 
+// A queue's credit as time at its whole guarantee it is owed (negative: it owes it).
+int64_t CreditMillis(const QueueSpec& queue, const std::map<std::string, double>& credit) {
+  auto found = credit.find(queue.name);
+  if (found == credit.end() || queue.guarantee <= 0) return 0;
+  return static_cast<int64_t>(found->second / queue.guarantee);
+}
+
 }  // namespace
 
 Json JobManager::Queues() {
@@ -343,6 +350,7 @@ Json JobManager::Queues() {
                           {"used", ResourcesJson(used[queue.name])},
                           {"share", share},
                           {"borrowing", share > queue.guarantee + 1e-9},
+                          {"credit_ms", CreditMillis(queue, queue_credit_.credit())},
                           {"preempt_lower_priority", queue.preempt_lower_priority},
                           {"running", running[queue.name]},
                           {"waiting", waiting[queue.name]}});
@@ -793,9 +801,11 @@ ScheduleInput JobManager::ScheduleInputNow() const {
 std::vector<std::string> JobManager::AdmitQueued() {
   std::vector<std::string> admitted;
   queues_.Refresh();
-  if (queue_.empty()) return admitted;
   ScheduleInput input = ScheduleInputNow();
   input.config = &queues_.config();
+  queue_credit_.Advance(input);  // also with nothing waiting: then queues lose their credit
+  if (queue_.empty()) return admitted;
+  input.queue_credit = queue_credit_.credit();
   ScheduleDecision decision = Schedule(input);
   for (JobAdmission& admission : decision.admit) {
     JobRecord& job = live_[admission.job_id];

@@ -43,6 +43,7 @@
 #include <thread>
 
 #include "scheduling/queue_config.h"
+#include "scheduling/queue_credit.h"
 #include "scheduling/schedule_policy.h"
 #include "backend/cluster_backend.h"
 #include "common/clock.h"
@@ -199,6 +200,7 @@ class JobManager {
   std::mutex step_mutex_;                            // one Step at a time
   std::map<std::string, JobAdmission> reserved_;     // GUARDED_BY(mutex_)
   QueueConfigFile queues_;                           // GUARDED_BY(mutex_)
+  QueueCredit queue_credit_;                         // advanced at every pass; GUARDED_BY(mutex_)
   Resources free_;                                   // GUARDED_BY(mutex_)
   std::set<int> free_gpus_;                          // GUARDED_BY(mutex_)
   bool stopping_ = false;                            // GUARDED_BY(mutex_)

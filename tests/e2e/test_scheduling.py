@@ -168,6 +168,34 @@ roles:
     assert [a["state"] for a in done["attempts"]] == ["PREEMPTED", "SUCCEEDED"], done["attempts"]
 
 
+def test_a_queue_held_below_its_guarantee_by_the_size_of_its_jobs_runs_one_beyond_it_on_credit(shoal, tmp_path):
+    # research is guaranteed 2 of 4 CPUs and its jobs take 1.5: with one running, the next
+    # would take it to 3. batch borrows the rest with two jobs (its only job would be spared).
+    (shoal.home / "queues.yaml").write_text(
+        "min_run_before_preemption: 3s\nqueues:\n  research: {guarantee: 50%}\n  batch: {guarantee: 50%}\n")
+    shoal.start_server("--cpus", "4")
+    first = shoal.submit(hold(tmp_path, "first", 1.5), "--queue", "research")
+    shoal.wait_state(first, "RUNNING")
+    kept = shoal.submit(hold(tmp_path, "kept", 1), "--queue", "batch")
+    shoal.wait_state(kept, "RUNNING")
+    borrower = shoal.submit(hold(tmp_path, "borrower", 1.5), "--queue", "batch")
+    shoal.wait_state(borrower, "RUNNING")
+    second = shoal.submit(hold(tmp_path, "second", 1.5), "--queue", "research")
+    # It waits as a borrower while its queue gains credit, then takes back what batch borrowed.
+    owed = wait_for(lambda: (t := shoal.run("queues", check=0).stdout) and "queue research is owed" in t and t, 30,
+                    what="research's credit in shoal queues")
+    assert "its next job may start beyond its guarantee" in owed, owed
+    shoal.wait_state(second, "RUNNING", timeout=60)
+    taken = shoal.status(borrower)["attempts"][0]
+    assert taken["state"] == "PREEMPTED", taken
+    assert f"{second} of queue research, which is below its guarantee, needs its resources" in taken["message"], taken
+    assert shoal.status(kept)["state"] == "RUNNING"
+    for name in ["first", "second", "kept", "borrower"]:
+        release(tmp_path, name)
+    for job in [first, second, kept, borrower]:
+        shoal.wait_state(job, "SUCCEEDED", timeout=90)
+
+
 def test_a_queue_guaranteed_less_than_one_job_takes_back_room_for_one_job_and_keeps_it(shoal, tmp_path):
     # tiny is guaranteed 0.4 of 4 CPUs; its jobs take 1. big (3.6) borrows all four.
     (shoal.home / "queues.yaml").write_text("queues:\n  tiny: {guarantee: 10%}\n  big: {guarantee: 90%}\n")
