@@ -313,6 +313,52 @@ test('the jobs page shows the queues and why a queued job waits; its page says s
   assert.deepEqual(pageErrors, [], 'no script error on the page');
 });
 
+// research is guaranteed half the cluster and runs a job of a quarter; its next job, of
+// half, would take it beyond its guarantee while a default job borrows the rest: research
+// is held back by the size of its jobs and gains credit, which the queues table shows. (The
+// threshold of an hour keeps it from spending the credit during the test.)
+test('the queues table shows the credit of a queue held below its guarantee by the size of its jobs', { timeout: 60000 }, async () => {
+  const queuesFile = path.join(server.home, 'queues.yaml');
+  fs.writeFileSync(queuesFile, 'min_run_before_preemption: 1h\nqueues:\n  research: {guarantee: 50%}\n');
+  const release = path.join(server.home, 'release-credit');
+  try {
+    await waitFor(async () => (await server.api('/api/v1/queues')).queues.some((q) => q.name === 'research'),
+      'the server to load queues.yaml');
+    const { capacity } = await server.api('/api/v1/queues');
+    const hold = (name, cpus, queue) => {
+      const file = path.join(server.home, `${name}.yaml`);
+      fs.writeFileSync(file, `name: ${name}\nqueue: ${queue}\nroles:\n  worker:\n    cpus: ${cpus}\n    memory: 32M\n` +
+        `    command: while [ ! -e ${release} ]; do sleep 0.1; done\n`);
+      return server.cli('submit', file);
+    };
+    const running = async (id) => (await server.api(`/api/v1/jobs/${id}`)).state === 'RUNNING';
+    const borrower = hold('borrower', capacity.cpus * 0.75, 'default');
+    await waitFor(() => running(borrower), 'the default job to run', 20000);
+    const first = hold('first', capacity.cpus * 0.25, 'research');
+    await waitFor(() => running(first), 'research\'s first job to run', 20000);
+    const second = hold('second', capacity.cpus * 0.5, 'research');
+
+    await page.goto(server.url + '/');
+    const credit = page.locator('#queues tr[data-queue="research"] .credit');
+    await waitFor(async () => /^owed \d/.test(await credit.textContent()), 'research\'s credit in the queues table', 20000);
+    assert.match(await credit.locator('span').getAttribute('title'), /its next job may start beyond its guarantee/);
+    assert.equal(await page.locator('#queues tr[data-queue="default"] .credit').textContent(), '');
+    assert.match(await page.locator(`tr[data-job="${second}"] .wait-reason`).textContent(),
+      /it would take its queue beyond its guarantee/);
+    await shot('6-queue-credit');
+
+    fs.writeFileSync(release, '');
+    for (const id of [borrower, first, second]) {
+      await waitFor(async () => (await server.api(`/api/v1/jobs/${id}`)).state === 'SUCCEEDED', `${id} to succeed`, 30000);
+    }
+  } finally {  // the next tests need the cluster and its default queue back, also after a failure here
+    fs.writeFileSync(release, '');
+    fs.rmSync(queuesFile, { force: true });
+  }
+  await waitFor(async () => (await server.api('/api/v1/queues')).queues.length === 1, 'the default queues again');
+  assert.deepEqual(pageErrors, [], 'no script error on the page');
+});
+
 // The application master of a job's latest attempt: the process of this server's home
 // whose command line is `shoal am ... --job ID ...`.
 function amPid(id) {
@@ -399,7 +445,7 @@ test('a job of 10,000 tasks: its page shows them 100 at a time with counts by ro
       await waitFor(async () => /worker: 9,998 RUNNING, 1 FAILED, 1 PENDING/.test(await page.locator('#task-summary').textContent()),
         'the counts by role and state');
       assert.equal(await page.locator('#log-tabs button').count(), 2, 'one log tab for the task shown and one for the AM');
-      await shot('6-big-job');
+      await shot('7-big-job');
 
       // Next and previous, timed in the page from the click to the new page on screen.
       const turn = (button, expected) => page.evaluate(([selector, text]) => new Promise((resolve, reject) => {

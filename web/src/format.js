@@ -9,7 +9,12 @@ export function time(ms) {
 
 export function duration(startMs, endMs) {
   if (!startMs) return '—';
-  let s = Math.max(0, Math.round(((endMs || Date.now()) - startMs) / 1000));
+  return span((endMs || Date.now()) - startMs);
+}
+
+// A span of milliseconds, to the second: "2h05m", "3m07s", "42s".
+export function span(ms) {
+  let s = Math.max(0, Math.round(ms / 1000));
   const h = Math.floor(s / 3600);
   const m = Math.floor((s % 3600) / 60);
   s %= 60;

@@ -1,7 +1,7 @@
 // The jobs page: every job of the history, newest first, filtered by state, user and
 // name, 50 a page; the filters and page live in the URL's query. Above them, the server's
-// queues: each one's use against its guarantee and its waiting jobs; under each queued
-// job, why it waits. Refreshes every 3 s.
+// queues: each one's use against its guarantee, its waiting jobs and its credit; under
+// each queued job, why it waits. Refreshes every 3 s.
 import { api } from './api.js';
 import { el, replace } from './dom.js';
 import * as fmt from './format.js';
@@ -43,7 +43,7 @@ export function jobsPage(main) {
   const queuesBody = el('tbody');
   const queuesNote = el('p', { class: 'muted', id: 'queues-note' });
   const queues = el('details', { class: 'queues', id: 'queues', open: 'open' }, el('summary', {}, 'Queues'),
-    el('table', {}, el('thead', {}, el('tr', {}, ['Queue', 'Use of the cluster', 'Max', 'Running', 'Waiting']
+    el('table', {}, el('thead', {}, el('tr', {}, ['Queue', 'Use of the cluster', 'Max', 'Running', 'Waiting', 'Credit']
       .map((h) => el('th', {}, h)))), queuesBody), queuesNote);
   replace(main, el('h1', {}, 'Jobs'), queues, form, table, el('div', { class: 'pager' }, prev, status, next));
 
@@ -81,7 +81,20 @@ function queueRow(queue) {
     el('td', {}, shareBar(queue.share, queue.guarantee)),
     el('td', {}, fmt.percent(queue.max)),
     el('td', {}, queue.running),
-    el('td', {}, queue.waiting.length));
+    el('td', {}, queue.waiting.length),
+    el('td', { class: 'credit' }, creditText(queue.credit_ms)));
+}
+
+// A queue held below its guarantee by the size of its jobs is owed time at its guarantee;
+// one that ran beyond it on that credit owes it (docs/scheduling.md, "Credit").
+function creditText(creditMs) {
+  if (!creditMs) return '';
+  const text = `${creditMs > 0 ? 'owed' : 'owes'} ${fmt.span(Math.abs(creditMs))}`;
+  return el('span', {
+    title: creditMs > 0
+      ? 'its jobs were too large for what it had left of its guarantee: its next job may start beyond its guarantee'
+      : 'it ran beyond its guarantee on credit and pays it back while it waits',
+  }, text);
 }
 
 function row(job) {
