@@ -159,9 +159,16 @@ class Pass {
           }
         }
         // A job owed as its queue's one job goes after every job within its queue's
-        // guarantee (which could take it back) and before every other borrower.
+        // guarantee (which could take it back) and before every other borrower. A job on
+        // its queue's credit goes by how far below its guarantee its queue is now, as a
+        // job within it would: nothing takes it back while the credit lasts, and the
+        // room its credit took back is not taken first by the queues it was taken from.
         double ratio = QueueRatio(queue, TotalOf(*best));
-        if (OneJobOwed(queue, TotalOf(*best))) ratio = std::min(ratio, 1 + 1e-6);
+        if (OnCredit(queue, TotalOf(*best))) {
+          ratio = QueueRatio(queue, Resources{});
+        } else if (OneJobOwed(queue, TotalOf(*best))) {
+          ratio = std::min(ratio, 1 + 1e-6);
+        }
         if (!next || std::make_tuple(ratio, -best->priority, Level(best->attained), best->submitted_ms, best->id) <
                          std::make_tuple(next_queue_ratio, -next->priority, Level(next->attained), next->submitted_ms, next->id)) {
           next = best, next_queue_ratio = ratio;
@@ -293,7 +300,7 @@ class Pass {
                           "; it would take its queue beyond its guarantee, so it reserves nothing and jobs behind it "
                           "may start first" +
                           (OnCredit(job.queue, need) ? "; its queue has credit (its jobs were too large for what it had left of its "
-                                                 "guarantee), so it goes before other borrowers and takes back what was lent"
+                                                 "guarantee), so it goes before other borrowers and takes back from queues at their guarantees"
                                                : ""));
       }));
       return;
@@ -336,12 +343,30 @@ class Pass {
   void PreemptFor(const Head& head) {
     if (RoomOnItsWay().Fits(head.need)) return;  // what is already on its way back is enough
     if (head.within_guarantee && TakeBackFromBorrowers(*head.job, head.need, 0, /*spare_one_job=*/false)) return;
+    if (head.within_guarantee) ExplainQueuesOnCredit(*head.job);
     if (head.one_job_owed && TakeBackFromBorrowers(*head.job, head.need, 0)) return;
+    if (OnCredit(head.job->queue, head.need) && TakeBackOnCredit(*head.job, head.need)) return;
     if (!head.within_guarantee && head.below_guarantee && TakeBackFromBorrowers(*head.job, head.need, head.ratio_after)) {
       return;
     }
     if (head.queue->preempt_lower_priority && PreemptLowerPriorities(*head.job, head.need)) return;
     if (!config_.service_levels.empty()) PreemptMoreAttained(*head.job, head.need);
+  }
+
+  // Tells a job within its queue's guarantee that waits which queues keep their jobs
+  // beyond their guarantees on credit (TakeBackFromBorrowers spares them).
+  void ExplainQueuesOnCredit(const PendingJob& job) {
+    if (!in_.explain) return;
+    std::set<std::string> on_credit;
+    for (const RunningJob& running : in_.running) {
+      if (running.queue != job.queue && HasCredit(running.queue) && QueueRatio(running.queue, Resources{}) > 1 + 1e-9) {
+        on_credit.insert(running.queue);
+      }
+    }
+    for (const std::string& queue : on_credit) {
+      decision_.waiting[job.id] += "; queue " + queue + " runs beyond its guarantee on the credit it is owed (its jobs "
+                                   "were too large for its guarantee) and keeps its jobs until it has spent it";
+    }
   }
 
   // The level of a service: how many thresholds it has reached.
@@ -388,10 +413,9 @@ class Pass {
   // least `floor` without them (a queue with no guarantee: always). The floor is what a
   // job that takes its own queue beyond its guarantee brings that queue to: the queues it
   // takes from end no nearer their guarantees than it, so they cannot take back in turn.
-  // `spare_one_job`: not a queue's only job within its one-job allowance, nor a job of a
-  // queue with credit (for a job beyond its own queue's guarantee; a job within it takes
-  // back even those).
-  // True when they make room for `job`.
+  // Never a job of a queue with credit (it is running on what it is owed); with
+  // `spare_one_job` (for a job beyond its own queue's guarantee), not a queue's only job
+  // within its one-job allowance either. True when they make room for `job`.
   bool TakeBackFromBorrowers(const PendingJob& job, const Resources& need, double floor, bool spare_one_job = true) {
     std::map<std::string, Resources> used = queue_used_;
     std::map<std::string, int> jobs = queue_jobs_;
@@ -400,10 +424,9 @@ class Pass {
       const QueueSpec* queue = config_.FindQueue(running.queue);
       double guarantee = queue ? queue->guarantee : 0;
       if (DominantShare(used[running.queue], in_.cluster.capacity) <= guarantee + 1e-9) return false;  // not borrowing
-      if (spare_one_job && queue &&
-          ((jobs[running.queue] == 1 && WithinOneJobAllowance(*queue, running.total)) || HasCredit(running.queue))) {
-        // Its queue's one job, or a queue running on the credit it is owed.
-        return false;
+      if (HasCredit(running.queue)) return false;  // its queue runs on the credit it is owed
+      if (spare_one_job && queue && jobs[running.queue] == 1 && WithinOneJobAllowance(*queue, running.total)) {
+        return false;  // its queue's one job
       }
       Resources without = used[running.queue];
       without -= running.total;
@@ -418,6 +441,33 @@ class Pass {
              victim.queue + " was using more than its guarantee";
     };
     Choose(job, victims, reason, "borrowed from queues above their guarantees");
+    return !victims.empty();
+  }
+
+  // For a job its queue's credit is owed when borrowers alone cannot make room: running
+  // jobs of other queues at or above their guarantees, without credit, that have run
+  // `min_run_before_preemption_ms` in their attempt, the most served first; never a
+  // queue's only job within its one-job allowance. Those queues fall below their
+  // guarantees while the credit lasts: the guarantee of the queue on credit holds over
+  // time, not at every moment, as jobs too large for it can only be given it so.
+  bool TakeBackOnCredit(const PendingJob& job, const Resources& need) {
+    std::map<std::string, int> jobs = queue_jobs_;
+    auto take = [&](const RunningJob& running) {
+      if (running.queue == job.queue || HasCredit(running.queue)) return false;
+      if (QueueRatio(running.queue, Resources{}) < 1 - 1e-9) return false;  // below its guarantee
+      if (in_.now_ms - running.started_ms < config_.min_run_before_preemption_ms) return false;
+      const QueueSpec* queue = config_.FindQueue(running.queue);
+      if (queue && jobs[running.queue] == 1 && WithinOneJobAllowance(*queue, running.total)) return false;
+      --jobs[running.queue];
+      return true;
+    };
+    std::vector<const RunningJob*> victims =
+        VictimsToMakeRoom(need, take, [&](const RunningJob& running) { return -Attained(running); });
+    auto reason = [&](const RunningJob& victim) {
+      return job.id + " of queue " + job.queue + " runs on the credit its queue is owed for time spent below its "
+             "guarantee; queue " + victim.queue + " was at its guarantee or beyond";
+    };
+    Choose(job, victims, reason, "queues at their guarantees, for " + job.queue + "'s credit");
     return !victims.empty();
   }
 

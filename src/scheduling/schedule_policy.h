@@ -59,10 +59,15 @@
 //    below its guarantee because its waiting jobs are too large to start within it gains
 //    credit. While it is below its guarantee and has credit enough to hold its next job
 //    beyond its guarantee for `min_run_before_preemption_ms` (so that queues do not take
-//    turns at every pass), that job goes in the queues' turns as its one job would, and
-//    takes back lent capacity for it the same way; it reserves nothing. While a queue has credit, its running jobs are not taken back
-//    for a job beyond its own queue's guarantee (a job within its guarantee takes back
-//    even those). Beyond its guarantee, the queue pays its credit back.
+//    turns at every pass), that job goes in the queues' turns by its queue's dominant
+//    share over its guarantee without it (as if within its guarantee), and takes back
+//    lent capacity for it as a queue's one job does; it reserves nothing. When what is lent
+//    does not make room, it takes running jobs of queues at or above their guarantees
+//    that have no credit and have run `min_run_before_preemption_ms` in their attempt,
+//    the most served first, never a queue's only job within its one-job allowance. While a
+//    queue has credit, no job takes back its running jobs, not even one within its own
+//    queue's guarantee. Beyond its guarantee, the queue pays its credit back; its
+//    guarantee so holds on average over time.
 //  - Preemption by priority (kFairShare, when `preemption` is on and the queue has
 //    `preempt_lower_priority`): when a queue's first job that lacks room (in the queue's
 //    order) still lacks it after the rule above, running jobs of the same queue with a

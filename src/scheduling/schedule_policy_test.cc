@@ -660,8 +660,28 @@ TEST(SchedulePolicy, AQueueWithCreditTakesBackLentCapacityForAJobBeyondItsGuaran
   EXPECT_EQ(decision.reserved_start_ms.count("a-big"), 0u);  // it still reserves nothing
 }
 
+// a and b hold 3 of their 4 CPUs each; 2 are free. b's job stays within b's guarantee;
+// a's would take a beyond its own.
+TEST(SchedulePolicy, AJobOnCreditGoesByHowFarBelowItsGuaranteeItsQueueIsNow) {
+  SchedulingConfig config = HalfAndHalf();
+  auto input = [&](std::map<std::string, double> credit) {
+    ScheduleInput in = Cluster(config, 8, {In(Job("b-next", 1, kMinute), "b", "bob"), In(Job("a-big", 2), "a", "ann")},
+                               {Running("a-1", 3, 0, "a", "ann"), Running("b-1", 3, 0, "b", "bob")});
+    in.queue_credit = std::move(credit);
+    return in;
+  };
+  // Without credit, b's job within its guarantee goes first, and a's borrows what is left.
+  EXPECT_EQ(Admitted(Schedule(input({}))), std::vector<std::string>{"b-next"});
+  // On credit, a (at 3/4 of its guarantee) goes before b's job (which brings b to all of
+  // its own), and b's job does not take it back while a has credit: otherwise the room a's
+  // credit takes from a queue would go back to that queue's next job at the next pass.
+  ScheduleDecision decision = Schedule(input({{"a", kHour}}));
+  EXPECT_EQ(Admitted(decision), std::vector<std::string>{"a-big"});
+  EXPECT_TRUE(Preempted(decision).empty());
+}
+
 // a runs on credit beyond its guarantee (6 of 4); b holds 2 of its 4.
-TEST(SchedulePolicy, AQueueWithCreditKeepsItsJobsFromJobsBeyondTheirOwnGuaranteeOnly) {
+TEST(SchedulePolicy, AQueueWithCreditKeepsItsJobsWhileTheCreditLasts) {
   SchedulingConfig config = HalfAndHalf();
   auto input = [&](double b_needs, std::map<std::string, double> credit) {
     ScheduleInput in = Cluster(config, 8, {In(Job("b-next", b_needs), "b", "bob")},
@@ -674,8 +694,48 @@ TEST(SchedulePolicy, AQueueWithCreditKeepsItsJobsFromJobsBeyondTheirOwnGuarantee
   EXPECT_EQ(Preempted(Schedule(input(3, {{"b", kHour}}))).size(), 1u);
   // ...unless a has credit too.
   EXPECT_TRUE(Preempted(Schedule(input(3, {{"a", kHour}, {"b", kHour}}))).empty());
-  // A job within b's guarantee takes back even from a queue with credit.
-  EXPECT_EQ(Preempted(Schedule(input(2, {{"a", kHour}}))).size(), 1u);
+  // A job within b's guarantee waits too while a has credit (a pays it back beyond its
+  // guarantee), and takes back once a has none.
+  ScheduleDecision decision = Schedule(input(2, {{"a", kHour}}));
+  EXPECT_TRUE(Preempted(decision).empty());
+  EXPECT_NE(decision.waiting["b-next"].find("queue a runs beyond its guarantee on the credit it is owed"),
+            std::string::npos)
+      << decision.waiting["b-next"];
+  EXPECT_EQ(Preempted(Schedule(input(2, {}))).size(), 1u);
+  EXPECT_EQ(Preempted(Schedule(input(2, {{"a", -kHour}}))).size(), 1u);
+}
+
+// a holds 3 of its 4 CPUs and its job needs 2; nothing borrows, and 1 CPU is free.
+TEST(SchedulePolicy, AQueueWithCreditTakesFromQueuesAtTheirGuaranteesWhenNothingIsLent) {
+  SchedulingConfig config = HalfAndHalf();
+  auto input = [&](std::vector<RunningJob> of_b, std::map<std::string, double> credit) {
+    std::vector<RunningJob> running = {Running("a-1", 3, 0, "a", "ann")};
+    running.insert(running.end(), of_b.begin(), of_b.end());
+    ScheduleInput in = Cluster(config, 8, {In(Job("a-big", 2), "a", "ann")}, running);
+    in.queue_credit = std::move(credit);
+    return in;
+  };
+  const std::vector<RunningJob> b_at_its_guarantee = {Started(Running("b-old", 2, 0, "b", "bob"), 3 * kHour),
+                                                      Started(Running("b-new", 2, 0, "b", "bob"), kHour)};
+  // Without credit a's job borrows, and nothing is lent to take back.
+  EXPECT_TRUE(Preempted(Schedule(input(b_at_its_guarantee, {}))).empty());
+  // On credit it takes from b, at its guarantee: the most served of b's jobs.
+  ScheduleDecision decision = Schedule(input(b_at_its_guarantee, {{"a", kHour}}));
+  EXPECT_EQ(Preempted(decision), std::vector<std::string>{"b-old"});
+  ASSERT_EQ(decision.preempt.size(), 1u);
+  EXPECT_NE(decision.preempt[0].reason.find("credit"), std::string::npos) << decision.preempt[0].reason;
+  // Not jobs that have run less than min_run_before_preemption (10 minutes)...
+  EXPECT_TRUE(Preempted(Schedule(input({Started(Running("b-1", 2, 0, "b", "bob"), 5 * kMinute),
+                                        Started(Running("b-2", 2, 0, "b", "bob"), 5 * kMinute)},
+                                       {{"a", kHour}})))
+                  .empty());
+  // ...nor a queue's one job, nor a queue below its guarantee, nor a queue with credit.
+  EXPECT_TRUE(Preempted(Schedule(input({Started(Running("b-1", 4, 0, "b", "bob"), kHour)}, {{"a", kHour}}))).empty());
+  EXPECT_TRUE(Preempted(Schedule(input({Started(Running("b-1", 2, 0, "b", "bob"), kHour),
+                                        Started(Running("b-2", 1.5, 0, "b", "bob"), kHour)},
+                                       {{"a", kHour}})))
+                  .empty());
+  EXPECT_TRUE(Preempted(Schedule(input(b_at_its_guarantee, {{"a", kHour}, {"b", kMinute}}))).empty());
 }
 
 }  // namespace

@@ -168,18 +168,30 @@ roles:
     assert [a["state"] for a in done["attempts"]] == ["PREEMPTED", "SUCCEEDED"], done["attempts"]
 
 
-def test_a_queue_held_below_its_guarantee_by_the_size_of_its_jobs_runs_one_beyond_it_on_credit(shoal, tmp_path):
-    # research is guaranteed 2 of 4 CPUs and its jobs take 1.5: with one running, the next
-    # would take it to 3. batch borrows the rest with two jobs (its only job would be spared).
+def start_research_and_batch(shoal, tmp_path, batch):
+    """research and batch are guaranteed 2 of 4 CPUs each; research's jobs take 1.5, so with
+    one running the next would take it to 3. Starts research's first job, then batch's jobs
+    ([(name, CPUs)], in order), each running before the next; returns their ids."""
     (shoal.home / "queues.yaml").write_text(
         "min_run_before_preemption: 3s\nqueues:\n  research: {guarantee: 50%}\n  batch: {guarantee: 50%}\n")
     shoal.start_server("--cpus", "4")
-    first = shoal.submit(hold(tmp_path, "first", 1.5), "--queue", "research")
-    shoal.wait_state(first, "RUNNING")
-    kept = shoal.submit(hold(tmp_path, "kept", 1), "--queue", "batch")
-    shoal.wait_state(kept, "RUNNING")
-    borrower = shoal.submit(hold(tmp_path, "borrower", 1.5), "--queue", "batch")
-    shoal.wait_state(borrower, "RUNNING")
+    jobs = []
+    for name, cpus, queue in [("first", 1.5, "research")] + [(name, cpus, "batch") for name, cpus in batch]:
+        jobs.append(shoal.submit(hold(tmp_path, name, cpus), "--queue", queue))
+        shoal.wait_state(jobs[-1], "RUNNING")
+    return jobs
+
+
+def release_all(shoal, tmp_path, jobs):
+    for name in jobs:
+        release(tmp_path, name)
+    for job in jobs.values():
+        shoal.wait_state(job, "SUCCEEDED", timeout=90)
+
+
+def test_a_queue_held_below_its_guarantee_by_the_size_of_its_jobs_runs_one_beyond_it_on_credit(shoal, tmp_path):
+    # batch borrows the rest with two jobs (its only job would be spared).
+    first, kept, borrower = start_research_and_batch(shoal, tmp_path, [("kept", 1), ("borrower", 1.5)])
     second = shoal.submit(hold(tmp_path, "second", 1.5), "--queue", "research")
     # It waits as a borrower while its queue gains credit, then takes back what batch borrowed.
     owed = wait_for(lambda: (t := shoal.run("queues", check=0).stdout) and "queue research is owed" in t and t, 30,
@@ -190,10 +202,22 @@ def test_a_queue_held_below_its_guarantee_by_the_size_of_its_jobs_runs_one_beyon
     assert taken["state"] == "PREEMPTED", taken
     assert f"{second} of queue research, which is below its guarantee, needs its resources" in taken["message"], taken
     assert shoal.status(kept)["state"] == "RUNNING"
-    for name in ["first", "second", "kept", "borrower"]:
-        release(tmp_path, name)
-    for job in [first, second, kept, borrower]:
-        shoal.wait_state(job, "SUCCEEDED", timeout=90)
+    release_all(shoal, tmp_path, {"first": first, "second": second, "kept": kept, "borrower": borrower})
+
+
+def test_a_queue_on_credit_takes_from_a_queue_at_its_guarantee_when_nothing_is_lent(shoal, tmp_path):
+    # batch holds exactly its 2 CPUs, so nothing is lent. research's second job waits while
+    # research gains credit, then takes batch's most served job; batch waits below its
+    # guarantee while research spends its credit.
+    first, older, newer = start_research_and_batch(shoal, tmp_path, [("older", 1), ("newer", 1)])
+    second = shoal.submit(hold(tmp_path, "second", 1.5), "--queue", "research")
+    shoal.wait_state(second, "RUNNING", timeout=60)
+    taken = shoal.status(older)["attempts"][0]
+    assert taken["state"] == "PREEMPTED", taken
+    assert f"{second} of queue research runs on the credit its queue is owed" in taken["message"], taken
+    assert "queue batch was at its guarantee or beyond" in taken["message"], taken
+    assert shoal.status(newer)["attempts"][0]["state"] == "RUNNING"
+    release_all(shoal, tmp_path, {"first": first, "second": second, "older": older, "newer": newer})
 
 
 def test_a_queue_guaranteed_less_than_one_job_takes_back_room_for_one_job_and_keeps_it(shoal, tmp_path):
