@@ -29,6 +29,7 @@ void ShoalPolicy::AddPending(const ReplayJob& job, int index) {
   pending.estimate_ms = declared_estimates_ ? job.duration_s * 1000 : 0;  // by default it is not told how long jobs run
   pending.attained = attained_[index];
   pending.has_run = waits_after_run_.count(index) > 0;
+  pending.checkpointed = true;  // as its running jobs: the replay charges a preemption its restart cost
   index_of_id_[pending.id] = index;
   input_.pending.push_back(std::move(pending));
 }

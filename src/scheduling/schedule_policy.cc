@@ -126,7 +126,7 @@ class Pass {
   bool Liftable(const PendingJob& job) {
     const QueueSpec* queue = config_.FindQueue(job.queue);
     if (!queue) return false;
-    return queue->guarantee >= 1 - 1e-9 || OneJobOwed(job.queue, TotalOf(job)) ||
+    return queue->guarantee >= 1 - 1e-9 || OneJobOwed(job, TotalOf(job)) ||
            WithinLimit(ShareOf(in_.cluster.capacity, queue->guarantee), queue_used_[job.queue], TotalOf(job));
   }
 
@@ -164,9 +164,9 @@ class Pass {
         // job within it would: nothing takes it back while the credit lasts, and the
         // room its credit took back is not taken first by the queues it was taken from.
         double ratio = QueueRatio(queue, TotalOf(*best));
-        if (OnCredit(queue, TotalOf(*best))) {
+        if (OnCredit(*best, TotalOf(*best))) {
           ratio = QueueRatio(queue, Resources{});
-        } else if (OneJobOwed(queue, TotalOf(*best))) {
+        } else if (OneJobOwed(*best, TotalOf(*best))) {
           ratio = std::min(ratio, 1 + 1e-6);
         }
         if (!next || std::make_tuple(ratio, -best->priority, Level(best->attained), best->submitted_ms, best->id) <
@@ -195,19 +195,27 @@ class Pass {
     return DominantShare(job, capacity) <= 2 * std::max(queue.guarantee, unit) + 1e-9;
   }
 
-  // Whether `next` is the one job its queue is owed: the queue runs nothing now, or it is
-  // below its guarantee and has credit.
-  bool OneJobOwed(const std::string& name, const Resources& next) {
-    const QueueSpec* queue = config_.FindQueue(name);
+  // Whether `job`, needing `next`, is the one job its queue is owed: the queue runs
+  // nothing now, or the job may start on its queue's credit.
+  bool OneJobOwed(const PendingJob& job, const Resources& next) {
+    const QueueSpec* queue = config_.FindQueue(job.queue);
     if (!queue) return false;
-    return (queue_jobs_[name] == 0 && WithinOneJobAllowance(*queue, next)) || OnCredit(name, next);
+    return (queue_jobs_[job.queue] == 0 && WithinOneJobAllowance(*queue, next)) || OnCredit(job, next);
+  }
+
+  // `job` may start on its queue's credit: the credit covers it, and the job checkpoints.
+  // Credit moves jobs in turns (it is taken back when the credit is spent, and again at
+  // every turn), which a job that keeps no checkpoint would not survive: it would start
+  // over each time and, longer than a turn, never end.
+  bool OnCredit(const PendingJob& job, const Resources& next) const {
+    return job.checkpointed && CreditCovers(job.queue, next);
   }
 
   // The queue is below its guarantee and has credit (scheduling/queue_credit.h) enough to
   // hold `next` beyond its guarantee for min_run_before_preemption: it was held below its
   // guarantee by the size of its jobs, long enough that the job it starts on credit is not
   // taken back at once.
-  bool OnCredit(const std::string& name, const Resources& next) const {
+  bool CreditCovers(const std::string& name, const Resources& next) const {
     const QueueSpec* queue = config_.FindQueue(name);
     auto credit = in_.queue_credit.find(name);
     if (!queue || queue->guarantee <= 0 || credit == in_.queue_credit.end() || credit->second <= 0) return false;
@@ -280,7 +288,7 @@ class Pass {
     if (config_.order == OrderPolicy::kFairShare && !starved_queues_.count(job.queue)) {
       starved_queues_.insert(job.queue);  // only a queue's first job that lacks room may preempt
       heads_.push_back(Head{&job, queue, need, WithinLimit(ShareOf(in_.cluster.capacity, queue->guarantee), queue_used, need),
-                            OneJobOwed(job.queue, need),
+                            OneJobOwed(job, need),
                             queue->guarantee > 0 && QueueRatio(job.queue, Resources{}) < 1 - 1e-9,
                             QueueRatio(job.queue, need)});
     }
@@ -299,9 +307,12 @@ class Pass {
                                 : wait_reasons::Short(need, free_)) +
                           "; it would take its queue beyond its guarantee, so it reserves nothing and jobs behind it "
                           "may start first" +
-                          (OnCredit(job.queue, need) ? "; its queue has credit (its jobs were too large for what it had left of its "
+                          (OnCredit(job, need) ? "; its queue has credit (its jobs were too large for what it had left of its "
                                                  "guarantee), so it goes before other borrowers and takes back from queues at their guarantees"
-                                               : ""));
+                           : CreditCovers(job.queue, need) && !job.checkpointed
+                               ? "; its queue has credit, but this job keeps no checkpoint, so it does not start on credit "
+                                 "(it would be taken back when the credit is spent, and start over): give it a `checkpoint:`"
+                               : ""));
       }));
       return;
     }
@@ -345,7 +356,7 @@ class Pass {
     if (head.within_guarantee && TakeBackFromBorrowers(*head.job, head.need, 0, /*spare_one_job=*/false)) return;
     if (head.within_guarantee) ExplainQueuesOnCredit(*head.job);
     if (head.one_job_owed && TakeBackFromBorrowers(*head.job, head.need, 0)) return;
-    if (OnCredit(head.job->queue, head.need) && TakeBackOnCredit(*head.job, head.need)) return;
+    if (OnCredit(*head.job, head.need) && TakeBackOnCredit(*head.job, head.need)) return;
     if (!head.within_guarantee && head.below_guarantee && TakeBackFromBorrowers(*head.job, head.need, head.ratio_after)) {
       return;
     }
@@ -445,9 +456,10 @@ class Pass {
   }
 
   // For a job its queue's credit is owed when borrowers alone cannot make room: running
-  // jobs of other queues at or above their guarantees, without credit, that have run
-  // `min_run_before_preemption_ms` in their attempt, the most served first; never a
-  // queue's only job within its one-job allowance. Those queues fall below their
+  // jobs of other queues at or above their guarantees, without credit, that checkpoint and
+  // have run `min_run_before_preemption_ms` in their attempt, the most served first; never
+  // a queue's only job within its one-job allowance (taken at every turn, a job that keeps
+  // no checkpoint would start over each time). Those queues fall below their
   // guarantees while the credit lasts: the guarantee of the queue on credit holds over
   // time, not at every moment, as jobs too large for it can only be given it so.
   bool TakeBackOnCredit(const PendingJob& job, const Resources& need) {
@@ -455,7 +467,7 @@ class Pass {
     auto take = [&](const RunningJob& running) {
       if (running.queue == job.queue || HasCredit(running.queue)) return false;
       if (QueueRatio(running.queue, Resources{}) < 1 - 1e-9) return false;  // below its guarantee
-      if (in_.now_ms - running.started_ms < config_.min_run_before_preemption_ms) return false;
+      if (!running.checkpointed || in_.now_ms - running.started_ms < config_.min_run_before_preemption_ms) return false;
       const QueueSpec* queue = config_.FindQueue(running.queue);
       if (queue && jobs[running.queue] == 1 && WithinOneJobAllowance(*queue, running.total)) return false;
       --jobs[running.queue];

@@ -59,15 +59,16 @@
 //    below its guarantee because its waiting jobs are too large to start within it gains
 //    credit. While it is below its guarantee and has credit enough to hold its next job
 //    beyond its guarantee for `min_run_before_preemption_ms` (so that queues do not take
-//    turns at every pass), that job goes in the queues' turns by its queue's dominant
-//    share over its guarantee without it (as if within its guarantee), and takes back
-//    lent capacity for it as a queue's one job does; it reserves nothing. When what is lent
-//    does not make room, it takes running jobs of queues at or above their guarantees
-//    that have no credit and have run `min_run_before_preemption_ms` in their attempt,
-//    the most served first, never a queue's only job within its one-job allowance. While a
-//    queue has credit, no job takes back its running jobs, not even one within its own
-//    queue's guarantee. Beyond its guarantee, the queue pays its credit back; its
-//    guarantee so holds on average over time.
+//    turns at every pass), and that job checkpoints (credit moves jobs in turns, and a job
+//    without a checkpoint would start over at each), that job goes in the queues' turns by
+//    its queue's dominant share over its guarantee without it (as if within its guarantee),
+//    and takes back lent capacity for it as a queue's one job does; it reserves nothing.
+//    When what is lent does not make room, it takes running jobs of queues at or above their
+//    guarantees that have no credit, checkpoint and have run `min_run_before_preemption_ms`
+//    in their attempt, the most served first, never a queue's only job within its one-job
+//    allowance. While a queue has credit, no job takes back its running jobs, not even one
+//    within its own queue's guarantee. Beyond its guarantee, the queue pays its credit back;
+//    its guarantee so holds on average over time.
 //  - Preemption by priority (kFairShare, when `preemption` is on and the queue has
 //    `preempt_lower_priority`): when a queue's first job that lacks room (in the queue's
 //    order) still lacks it after the rule above, running jobs of the same queue with a
@@ -156,6 +157,7 @@ struct PendingJob {
   // has waited in all since its first start, this wait included.
   bool has_run = false;
   int64_t waited_since_first_run_ms = 0;
+  bool checkpointed = false;  // Shoal keeps its checkpoints: only such a job starts on its queue's credit
 };
 
 // A job holding resources.

@@ -50,6 +50,13 @@ RunningJob Started(RunningJob job, int64_t started_ago, int priority = 0) {
   return job;
 }
 
+// `job`, whose checkpoints Shoal keeps (a `checkpoint:`).
+template <typename JobT>
+JobT Checkpointed(JobT job) {
+  job.checkpointed = true;
+  return job;
+}
+
 SchedulingConfig Config(OrderPolicy order = OrderPolicy::kFairShare, bool backfill = true) {
   SchedulingConfig config;
   config.queues = {QueueSpec{"default", 1, 1, {}}};
@@ -636,7 +643,7 @@ SchedulingConfig HalfAndHalf() {
 TEST(SchedulePolicy, AQueueWithCreditTakesBackLentCapacityForAJobBeyondItsGuarantee) {
   SchedulingConfig config = HalfAndHalf();
   auto input = [&](double credit_of_a) {
-    ScheduleInput in = Cluster(config, 8, {In(Job("a-big", 2), "a", "ann")},
+    ScheduleInput in = Cluster(config, 8, {Checkpointed(In(Job("a-big", 2), "a", "ann"))},
                                {Running("a-1", 3, 0, "a", "ann"), Running("b-1", 3, 0, "b", "bob"),
                                 Running("b-2", 2, 0, "b", "bob")});
     if (credit_of_a != 0) in.queue_credit["a"] = credit_of_a;
@@ -665,7 +672,8 @@ TEST(SchedulePolicy, AQueueWithCreditTakesBackLentCapacityForAJobBeyondItsGuaran
 TEST(SchedulePolicy, AJobOnCreditGoesByHowFarBelowItsGuaranteeItsQueueIsNow) {
   SchedulingConfig config = HalfAndHalf();
   auto input = [&](std::map<std::string, double> credit) {
-    ScheduleInput in = Cluster(config, 8, {In(Job("b-next", 1, kMinute), "b", "bob"), In(Job("a-big", 2), "a", "ann")},
+    ScheduleInput in = Cluster(config, 8,
+                               {In(Job("b-next", 1, kMinute), "b", "bob"), Checkpointed(In(Job("a-big", 2), "a", "ann"))},
                                {Running("a-1", 3, 0, "a", "ann"), Running("b-1", 3, 0, "b", "bob")});
     in.queue_credit = std::move(credit);
     return in;
@@ -684,7 +692,7 @@ TEST(SchedulePolicy, AJobOnCreditGoesByHowFarBelowItsGuaranteeItsQueueIsNow) {
 TEST(SchedulePolicy, AQueueWithCreditKeepsItsJobsWhileTheCreditLasts) {
   SchedulingConfig config = HalfAndHalf();
   auto input = [&](double b_needs, std::map<std::string, double> credit) {
-    ScheduleInput in = Cluster(config, 8, {In(Job("b-next", b_needs), "b", "bob")},
+    ScheduleInput in = Cluster(config, 8, {Checkpointed(In(Job("b-next", b_needs), "b", "bob"))},
                                {Running("a-1", 3, 0, "a", "ann"), Running("a-2", 3, 0, "a", "ann"),
                                 Running("b-1", 2, 0, "b", "bob")});
     in.queue_credit = std::move(credit);
@@ -711,12 +719,12 @@ TEST(SchedulePolicy, AQueueWithCreditTakesFromQueuesAtTheirGuaranteesWhenNothing
   auto input = [&](std::vector<RunningJob> of_b, std::map<std::string, double> credit) {
     std::vector<RunningJob> running = {Running("a-1", 3, 0, "a", "ann")};
     running.insert(running.end(), of_b.begin(), of_b.end());
-    ScheduleInput in = Cluster(config, 8, {In(Job("a-big", 2), "a", "ann")}, running);
+    ScheduleInput in = Cluster(config, 8, {Checkpointed(In(Job("a-big", 2), "a", "ann"))}, running);
     in.queue_credit = std::move(credit);
     return in;
   };
-  const std::vector<RunningJob> b_at_its_guarantee = {Started(Running("b-old", 2, 0, "b", "bob"), 3 * kHour),
-                                                      Started(Running("b-new", 2, 0, "b", "bob"), kHour)};
+  const std::vector<RunningJob> b_at_its_guarantee = {Checkpointed(Started(Running("b-old", 2, 0, "b", "bob"), 3 * kHour)),
+                                                      Checkpointed(Started(Running("b-new", 2, 0, "b", "bob"), kHour))};
   // Without credit a's job borrows, and nothing is lent to take back.
   EXPECT_TRUE(Preempted(Schedule(input(b_at_its_guarantee, {}))).empty());
   // On credit it takes from b, at its guarantee: the most served of b's jobs.
@@ -725,17 +733,42 @@ TEST(SchedulePolicy, AQueueWithCreditTakesFromQueuesAtTheirGuaranteesWhenNothing
   ASSERT_EQ(decision.preempt.size(), 1u);
   EXPECT_NE(decision.preempt[0].reason.find("credit"), std::string::npos) << decision.preempt[0].reason;
   // Not jobs that have run less than min_run_before_preemption (10 minutes)...
-  EXPECT_TRUE(Preempted(Schedule(input({Started(Running("b-1", 2, 0, "b", "bob"), 5 * kMinute),
-                                        Started(Running("b-2", 2, 0, "b", "bob"), 5 * kMinute)},
+  EXPECT_TRUE(Preempted(Schedule(input({Checkpointed(Started(Running("b-1", 2, 0, "b", "bob"), 5 * kMinute)),
+                                        Checkpointed(Started(Running("b-2", 2, 0, "b", "bob"), 5 * kMinute))},
                                        {{"a", kHour}})))
                   .empty());
   // ...nor a queue's one job, nor a queue below its guarantee, nor a queue with credit.
-  EXPECT_TRUE(Preempted(Schedule(input({Started(Running("b-1", 4, 0, "b", "bob"), kHour)}, {{"a", kHour}}))).empty());
-  EXPECT_TRUE(Preempted(Schedule(input({Started(Running("b-1", 2, 0, "b", "bob"), kHour),
-                                        Started(Running("b-2", 1.5, 0, "b", "bob"), kHour)},
+  EXPECT_TRUE(Preempted(Schedule(input({Checkpointed(Started(Running("b-1", 4, 0, "b", "bob"), kHour))}, {{"a", kHour}})))
+                  .empty());
+  EXPECT_TRUE(Preempted(Schedule(input({Checkpointed(Started(Running("b-1", 2, 0, "b", "bob"), kHour)),
+                                        Checkpointed(Started(Running("b-2", 1.5, 0, "b", "bob"), kHour))},
                                        {{"a", kHour}})))
                   .empty());
   EXPECT_TRUE(Preempted(Schedule(input(b_at_its_guarantee, {{"a", kHour}, {"b", kMinute}}))).empty());
+  // ...nor jobs that keep no checkpoint: taken at every turn, they would start over each time.
+  EXPECT_TRUE(Preempted(Schedule(input({Started(Running("b-old", 2, 0, "b", "bob"), 3 * kHour),
+                                        Started(Running("b-new", 2, 0, "b", "bob"), kHour)},
+                                       {{"a", kHour}})))
+                  .empty());
+}
+
+// Credit moves jobs in turns: one taken back whenever its queue's credit is spent would,
+// without a checkpoint, start over at every turn and, longer than a turn, never end. So a
+// job that keeps no checkpoint does not start on credit, and says why.
+TEST(SchedulePolicy, AJobThatKeepsNoCheckpointDoesNotStartOnCredit) {
+  SchedulingConfig config = HalfAndHalf();
+  auto input = [&](PendingJob a_big) {
+    ScheduleInput in = Cluster(config, 8, {a_big},
+                               {Running("a-1", 3, 0, "a", "ann"), Running("b-1", 3, 0, "b", "bob"),
+                                Running("b-2", 2, 0, "b", "bob")});
+    in.queue_credit["a"] = kHour;
+    return in;
+  };
+  ScheduleDecision decision = Schedule(input(In(Job("a-big", 2), "a", "ann")));
+  EXPECT_TRUE(Preempted(decision).empty());
+  EXPECT_NE(decision.waiting["a-big"].find("keeps no checkpoint, so it does not start on credit"), std::string::npos)
+      << decision.waiting["a-big"];
+  EXPECT_EQ(Preempted(Schedule(input(Checkpointed(In(Job("a-big", 2), "a", "ann"))))).size(), 1u);
 }
 
 }  // namespace

@@ -778,6 +778,7 @@ ScheduleInput JobManager::ScheduleInputNow() const {
     PendingJob pending{id, job.spec.user, job.spec.queue, job.spec.priority, job.created_ms, {}, EstimateOf(job.spec),
                        AttainedService(job)};
     pending.has_run = !job.attempts.empty();
+    pending.checkpointed = HasCheckpoints(job.spec);
     pending.waited_since_first_run_ms = WaitedSinceFirstRun(job, input.now_ms);
     for (const auto& role : job.spec.roles) {
       for (int i = 0; i < role.instances; ++i) pending.tasks.push_back(role.resources);

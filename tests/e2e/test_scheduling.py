@@ -2,6 +2,7 @@
 tasks: the server's queues.yaml, `shoal submit --queue/--priority/--estimate`, and what
 `shoal status`, `shoal list` and `shoal queues` say."""
 import json
+import time
 
 import pytest
 
@@ -9,10 +10,11 @@ from conftest import wait_for, write_spec
 
 pytestmark = pytest.mark.slow
 
-# A task that runs until the test creates "release-<name>" in the job's folder.
+# A task that runs until the test creates "release-<name>" in the job's folder; a job
+# that checkpoints (which credit needs, docs/scheduling.md) keeps them under ckpt-<name>.
 HOLD = """
 name: {name}
-roles:
+{checkpoint}roles:
   worker:
     instances: 1
     cpus: {cpus}
@@ -21,8 +23,10 @@ roles:
 """
 
 
-def hold(tmp_path, name, cpus):
-    return write_spec(tmp_path, HOLD.format(name=name, cpus=cpus, folder=tmp_path), name=f"{name}.yaml")
+def hold(tmp_path, name, cpus, checkpointed=False):
+    checkpoint = f"checkpoint: {{uri: {tmp_path}/ckpt-{name}}}\n" if checkpointed else ""
+    return write_spec(tmp_path, HOLD.format(name=name, cpus=cpus, folder=tmp_path, checkpoint=checkpoint),
+                      name=f"{name}.yaml")
 
 
 def release(tmp_path, name):
@@ -168,16 +172,17 @@ roles:
     assert [a["state"] for a in done["attempts"]] == ["PREEMPTED", "SUCCEEDED"], done["attempts"]
 
 
-def start_research_and_batch(shoal, tmp_path, batch):
+def start_research_and_batch(shoal, tmp_path, batch, checkpointed=False):
     """research and batch are guaranteed 2 of 4 CPUs each; research's jobs take 1.5, so with
     one running the next would take it to 3. Starts research's first job, then batch's jobs
-    ([(name, CPUs)], in order), each running before the next; returns their ids."""
+    ([(name, CPUs)], in order, checkpointing or not), each running before the next; returns
+    their ids."""
     (shoal.home / "queues.yaml").write_text(
         "min_run_before_preemption: 3s\nqueues:\n  research: {guarantee: 50%}\n  batch: {guarantee: 50%}\n")
     shoal.start_server("--cpus", "4")
     jobs = []
     for name, cpus, queue in [("first", 1.5, "research")] + [(name, cpus, "batch") for name, cpus in batch]:
-        jobs.append(shoal.submit(hold(tmp_path, name, cpus), "--queue", queue))
+        jobs.append(shoal.submit(hold(tmp_path, name, cpus, checkpointed), "--queue", queue))
         shoal.wait_state(jobs[-1], "RUNNING")
     return jobs
 
@@ -192,7 +197,7 @@ def release_all(shoal, tmp_path, jobs):
 def test_a_queue_held_below_its_guarantee_by_the_size_of_its_jobs_runs_one_beyond_it_on_credit(shoal, tmp_path):
     # batch borrows the rest with two jobs (its only job would be spared).
     first, kept, borrower = start_research_and_batch(shoal, tmp_path, [("kept", 1), ("borrower", 1.5)])
-    second = shoal.submit(hold(tmp_path, "second", 1.5), "--queue", "research")
+    second = shoal.submit(hold(tmp_path, "second", 1.5, checkpointed=True), "--queue", "research")
     # It waits as a borrower while its queue gains credit, then takes back what batch borrowed.
     owed = wait_for(lambda: (t := shoal.run("queues", check=0).stdout) and "queue research is owed" in t and t, 30,
                     what="research's credit in shoal queues")
@@ -209,8 +214,8 @@ def test_a_queue_on_credit_takes_from_a_queue_at_its_guarantee_when_nothing_is_l
     # batch holds exactly its 2 CPUs, so nothing is lent. research's second job waits while
     # research gains credit, then takes batch's most served job; batch waits below its
     # guarantee while research spends its credit.
-    first, older, newer = start_research_and_batch(shoal, tmp_path, [("older", 1), ("newer", 1)])
-    second = shoal.submit(hold(tmp_path, "second", 1.5), "--queue", "research")
+    first, older, newer = start_research_and_batch(shoal, tmp_path, [("older", 1), ("newer", 1)], checkpointed=True)
+    second = shoal.submit(hold(tmp_path, "second", 1.5, checkpointed=True), "--queue", "research")
     shoal.wait_state(second, "RUNNING", timeout=60)
     taken = shoal.status(older)["attempts"][0]
     assert taken["state"] == "PREEMPTED", taken
@@ -218,6 +223,23 @@ def test_a_queue_on_credit_takes_from_a_queue_at_its_guarantee_when_nothing_is_l
     assert "queue batch was at its guarantee or beyond" in taken["message"], taken
     assert shoal.status(newer)["attempts"][0]["state"] == "RUNNING"
     release_all(shoal, tmp_path, {"first": first, "second": second, "older": older, "newer": newer})
+
+
+def test_a_job_that_keeps_no_checkpoint_does_not_start_on_credit_and_says_why(shoal, tmp_path):
+    # As in the test above, but research's second job keeps no checkpoint: taken back when
+    # the credit is spent, it would start over at every turn, so it waits as a borrower.
+    first, kept, borrower = start_research_and_batch(shoal, tmp_path, [("kept", 1), ("borrower", 1.5)])
+    second = shoal.submit(hold(tmp_path, "second", 1.5), "--queue", "research")
+    # The reason names the checkpoint once the credit would cover the job (where a job that
+    # checkpoints starts, as in the test above); a few passes later nothing has moved.
+    why = wait_for(lambda: (r := reason(shoal, second)) and "keeps no checkpoint" in r and r, 30,
+                   what="the wait reason to name the missing checkpoint")
+    assert "so it does not start on credit" in why and "give it a `checkpoint:`" in why, why
+    time.sleep(2)
+    assert "queue research is owed" in shoal.run("queues", check=0).stdout
+    assert [shoal.status(job)["state"] for job in (second, kept, borrower)] == ["QUEUED", "RUNNING", "RUNNING"]
+    assert shoal.status(borrower)["attempts"][0]["state"] == "RUNNING"
+    release_all(shoal, tmp_path, {"first": first, "kept": kept, "borrower": borrower, "second": second})
 
 
 def test_a_queue_guaranteed_less_than_one_job_takes_back_room_for_one_job_and_keeps_it(shoal, tmp_path):

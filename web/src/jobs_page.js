@@ -86,14 +86,14 @@ function queueRow(queue) {
 }
 
 // A queue held below its guarantee by the size of its jobs is owed time at its guarantee;
-// one that ran beyond it on that credit owes it (docs/scheduling.md, "Credit").
+// one that ran beyond it while its jobs waited owes it (docs/scheduling.md, "Credit").
 function creditText(creditMs) {
   if (!creditMs) return '';
   const text = `${creditMs > 0 ? 'owed' : 'owes'} ${fmt.span(Math.abs(creditMs))}`;
   return el('span', {
     title: creditMs > 0
       ? 'its jobs were too large for what it had left of its guarantee: its next job may start beyond its guarantee'
-      : 'it ran beyond its guarantee on credit and pays it back while it waits',
+      : 'it ran beyond its guarantee while its jobs waited, and pays it back while it waits below its guarantee',
   }, text);
 }
 
