@@ -39,5 +39,25 @@ TEST(ParseContainerArgsTest, ASharedStepWithoutItsIndexOrTokenIsRefusedNamingWha
   EXPECT_NE(no_token.status().message().find("no token for task 3"), std::string::npos) << no_token.status().message();
 }
 
+// The AM passes the job's timeouts.register: an agent keeps trying to register, and waits
+// for the cluster, that long (a job of 1,000 tasks on a small machine needs more than 2m).
+TEST(ParseContainerArgsTest, AnAgentWaitsForItsClusterAsLongAsTheJobsRegisterTimeout) {
+  auto parse = [](std::vector<std::string> extra) {
+    std::vector<std::string> words = {"container", "--am", "127.0.0.1:7000", "--job", "job-1", "--attempt", "1",
+                                      "--role", "worker", "--index", "0", "--log", "/jobs/w.log", "--task-dir", "/jobs/w"};
+    words.insert(words.end(), extra.begin(), extra.end());
+    std::vector<char*> argv;
+    for (std::string& word : words) argv.push_back(word.data());
+    return ParseContainerArgs(static_cast<int>(argv.size()), argv.data(), {});
+  };
+  auto by_default = parse({});
+  ASSERT_TRUE(by_default.ok()) << by_default.status().ToString();
+  EXPECT_EQ(by_default->register_timeout_ms, 120'000);
+  auto longer = parse({"--register-timeout-ms", "360000"});
+  ASSERT_TRUE(longer.ok()) << longer.status().ToString();
+  EXPECT_EQ(longer->register_timeout_ms, 360'000);
+  EXPECT_FALSE(parse({"--register-timeout-ms", "0"}).ok());
+}
+
 }  // namespace
 }  // namespace shoal

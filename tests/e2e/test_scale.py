@@ -9,8 +9,13 @@ pytestmark = pytest.mark.slow
 
 
 def test_a_job_of_a_thousand_tiny_tasks_succeeds(shoal, tmp_path):
+    # Starting 1,000 agents, each in cgroups of its own, takes this 2-core machine 1.5 to 2
+    # minutes, and every task must register before any program starts: the default
+    # timeouts.register of 2m is too tight for a job this size here (one CI run lost it at
+    # 2m), so the job declares a longer one, as its user would.
     spec = write_spec(tmp_path, """
 name: thousand
+timeouts: {register: 6m}
 roles:
   worker:
     instances: 1000
@@ -20,7 +25,7 @@ roles:
 """)
     shoal.start_server()
     job = shoal.submit(spec)
-    status = shoal.wait_state(job, {"SUCCEEDED", "FAILED", "KILLED"}, timeout=240)
+    status = shoal.wait_state(job, {"SUCCEEDED", "FAILED", "KILLED"}, timeout=480)
     assert status["state"] == "SUCCEEDED", (status.get("message"), shoal.log_tails(3)[-3000:])
     tasks = status["attempts"][-1]["tasks"]
     assert len(tasks) == 1000
