@@ -55,7 +55,9 @@ std::string RenderQueues(const Json& reply) {
         << (credit_ms > 0 ? " is owed " + owed +
                                 " (its jobs were too large for what it had left of its guarantee): its next job may "
                                 "start beyond its guarantee\n"
-                          : " owes " + owed + " (it ran beyond its guarantee while its jobs waited): it pays it back while it waits below its guarantee\n");
+                          : " owes " + owed +
+                                " (it ran beyond its guarantee while its jobs waited): it pays it back while it waits "
+                                "below its guarantee\n");
   }
   // Where queues map to Slurm partitions or QOS (queues.yaml's slurm:), one line each.
   for (const Json& queue : reply.value("queues", Json::array())) {

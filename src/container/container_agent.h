@@ -62,7 +62,7 @@ struct ContainerOptions {
   std::string host = "127.0.0.1";
   int ports = 1;
   bool gpus_from_env = false;  // the cluster set CUDA_VISIBLE_DEVICES: report those GPUs as the task's
-  int register_timeout_ms = 120'000;
+  int64_t register_timeout_ms = 120'000;  // the job's timeouts.register: how long to register and wait for the cluster
   std::string task_token;  // proves to the AM which task this is (container_command reads kTaskTokenVariable)
   std::string attempt_dir_marker;  // SHOAL_ATTEMPT_DIR, passed on to the program for the backend's sweep
   int stop_grace_ms = 3000;

@@ -72,7 +72,7 @@ Result<ContainerOptions> ParseContainerArgs(int argc, char** argv, const std::ma
   app.add_option("--ports", options.ports, "how many ports to reserve (the second is the board's)")->check(CLI::Range(1, 16));
   app.add_option("--register-timeout-ms", options.register_timeout_ms,
                  "how long to keep trying to register and to wait for the cluster (the job's timeouts.register)")
-      ->check(CLI::Range(1, 1'000'000'000));
+      ->check(CLI::PositiveNumber);
   // Also read: --index-from-env VAR, which fills every %t of the others with VAR's value.
   std::string index;
   ASSIGN_OR_RETURN(std::vector<std::string> args,

@@ -403,7 +403,7 @@ void ApplicationMaster::LaunchContainers() {
                             "--attempt", std::to_string(options_.attempt), "--role", task.role, "--index",
                             std::to_string(task.index), "--log", base + ".log", "--task-dir", base, "--ports",
                             RunsBoard(task.role, task.index) ? "2" : "1", "--register-timeout-ms",
-                            std::to_string(std::min<int64_t>(spec_.timeouts.register_ms, 1'000'000'000))},
+                            std::to_string(spec_.timeouts.register_ms)},
                            env,
                            options_.attempt_dir,
                            base + ".agent.log",

@@ -224,6 +224,17 @@ class Pass {
     return credit->second >= beyond * static_cast<double>(std::max<int64_t>(1, config_.min_run_before_preemption_ms));
   }
 
+  // What a borrowing job's wait reason says of its queue's credit, if it covers the job.
+  std::string CreditNote(const PendingJob& job, const Resources& need) const {
+    if (!CreditCovers(job.queue, need)) return "";
+    if (job.checkpointed) {
+      return "; its queue has credit (its jobs were too large for what it had left of its guarantee), so it goes "
+             "before other borrowers and takes back from queues at their guarantees";
+    }
+    return "; its queue has credit, but this job keeps no checkpoint, so it does not start on credit (it would be "
+           "taken back when the credit is spent, and start over): give it a `checkpoint:`";
+  }
+
   bool HasCredit(const std::string& name) const {
     auto credit = in_.queue_credit.find(name);
     return credit != in_.queue_credit.end() && credit->second > 0;
@@ -306,13 +317,7 @@ class Pass {
                       (fits_now ? wait_reasons::WouldDelay(first_reserved_, job.estimate_ms > 0)
                                 : wait_reasons::Short(need, free_)) +
                           "; it would take its queue beyond its guarantee, so it reserves nothing and jobs behind it "
-                          "may start first" +
-                          (OnCredit(job, need) ? "; its queue has credit (its jobs were too large for what it had left of its "
-                                                 "guarantee), so it goes before other borrowers and takes back from queues at their guarantees"
-                           : CreditCovers(job.queue, need) && !job.checkpointed
-                               ? "; its queue has credit, but this job keeps no checkpoint, so it does not start on credit "
-                                 "(it would be taken back when the credit is spent, and start over): give it a `checkpoint:`"
-                               : ""));
+                          "may start first" + CreditNote(job, need));
       }));
       return;
     }
