@@ -2,6 +2,10 @@
 // /bin/true, against starting the same N processes from a shell script, in one run.
 //
 //   build/bench/launch/bench_launch [--shoal build/shoal] [--repeats 10] [--image NAME]
+//                                   [--tasks 1,4,16] [--task-cpus 1]
+//
+// --tasks picks the job sizes, --task-cpus each task's `cpus:` (its CPU quota: 0.01 is a
+// millisecond in each 100, which the task's agent shares with its program).
 //
 // It starts a private Shoal server, submits jobs through the REST API, and reads:
 //   submit->running:   from the submit call until the last task's program started
@@ -25,6 +29,7 @@
 #include <chrono>
 #include <filesystem>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <thread>
 #include <vector>
@@ -102,7 +107,7 @@ Result<double> PodmanMillis(int n, const std::string& image) {
 }
 
 // The images table: Shoal with and without `image:` (both confined), runc and podman alone.
-int ImageTable(BenchServer& confined, const std::string& image, int repeats) {
+int ImageTable(BenchServer& confined, const std::string& image, int repeats, const std::vector<int>& sizes) {
   std::string scratch = "/tmp/shoal-bench-launch-images-" + std::to_string(getpid());
   ImageStore store({.cache_dir = scratch + "/cache"}, RealProcessLauncher::Instance());
   JobSpec resolved;
@@ -115,7 +120,7 @@ int ImageTable(BenchServer& confined, const std::string& image, int repeats) {
   std::printf("%6s %22s %22s %18s %14s %16s | %16s\n", "tasks", "image: succeeded ms", "no image: succeeded ms",
               "image ms/task", "runc ms", "runc ms/task", "podman run ms");
   int code = 0;
-  for (int n : {1, 4, 16}) {
+  for (int n : sizes) {
     std::vector<double> with, without, runc, podman;
     Json job{{"name", "bench-image-" + std::to_string(n)},
              {"roles", {{"worker", {{"instances", n}, {"cpus", 1}, {"memory", "64M"}, {"command", "/bin/true"}}}}}};
@@ -150,20 +155,51 @@ int ImageTable(BenchServer& confined, const std::string& image, int repeats) {
   return code;
 }
 
+// "1,4,16": the job sizes, each a whole number from 1 to 10,000; empty when the text is not that.
+std::vector<int> ParseSizes(const std::string& text) {
+  std::vector<int> sizes;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = std::min(text.find(',', start), text.size());
+    std::string item = text.substr(start, end - start);
+    char* rest = nullptr;
+    long n = std::strtol(item.c_str(), &rest, 10);
+    if (item.empty() || *rest != '\0' || n < 1 || n > 10'000) return {};
+    sizes.push_back(static_cast<int>(n));
+    start = end + 1;
+  }
+  return sizes;
+}
+
 int Main(int argc, char** argv) {
   std::string shoal = "build/shoal";
   std::string image;
   int repeats = 10;
+  std::vector<int> sizes = {1, 4, 16};
+  double task_cpus = 1;
   for (int i = 1; i < argc; i += 2) {
     std::string flag = argv[i];
     if (flag == "--help" || flag == "-h" || i + 1 >= argc) {
-      std::printf("usage: bench_launch [--shoal build/shoal] [--repeats 10] [--image NAME]\n");
+      std::printf("usage: bench_launch [--shoal build/shoal] [--repeats 10] [--image NAME] [--tasks 1,4,16] [--task-cpus 1]\n");
       return flag == "--help" || flag == "-h" ? 0 : 2;
     }
     if (flag == "--shoal") shoal = argv[i + 1];
     else if (flag == "--repeats") repeats = std::max(1, std::atoi(argv[i + 1]));
     else if (flag == "--image") image = argv[i + 1];
-    else {
+    else if (flag == "--tasks") {
+      sizes = ParseSizes(argv[i + 1]);
+      if (sizes.empty()) {
+        std::fprintf(stderr, "bench_launch: --tasks %s: give job sizes from 1 to 10000, e.g. 1,4,16\n", argv[i + 1]);
+        return 2;
+      }
+    } else if (flag == "--task-cpus") {
+      char* rest = nullptr;
+      task_cpus = std::strtod(argv[i + 1], &rest);
+      if (*rest != '\0' || !(task_cpus >= 0.001 && task_cpus <= 64)) {
+        std::fprintf(stderr, "bench_launch: --task-cpus %s: give a number of CPUs from 0.001 to 64, e.g. 0.01\n", argv[i + 1]);
+        return 2;
+      }
+    } else {
       std::fprintf(stderr, "bench_launch: unknown flag %s; see --help\n", flag.c_str());
       return 2;
     }
@@ -180,15 +216,17 @@ int Main(int argc, char** argv) {
   }
   auto limits = confined->client().Get("/api/v1/cluster");
   std::string how = limits.ok() ? (*limits)["task_limits"].value("detail", "") : limits.status().message();
-  std::printf("Launch latency, median of %d runs (tasks run /bin/true)\n%s\n\n", repeats, how.c_str());
+  std::printf("Launch latency, median of %d runs (tasks run /bin/true, %g CPUs each)\n%s\n\n", repeats, task_cpus,
+              how.c_str());
   std::printf("%6s %20s %22s %14s %18s | %16s %16s %16s\n", "tasks", "submit->running ms", "submit->succeeded ms",
               "shell ms", "succeeded/shell", "no cgroups: run", "no cgroups: succ", "cgroups ms/task");
   int code = 0;
-  for (int n : {1, 4, 16}) {
+  for (int n : sizes) {
     std::vector<double> running, succeeded, shell, plain_running, plain;
     for (int r = 0; r < repeats && code == 0; ++r) {
       Json spec{{"name", "bench-" + std::to_string(n)},
-                {"roles", {{"worker", {{"instances", n}, {"cpus", 1}, {"memory", "16M"}, {"command", "/bin/true"}}}}}};
+                {"roles",
+                 {{"worker", {{"instances", n}, {"cpus", task_cpus}, {"memory", "16M"}, {"command", "/bin/true"}}}}}};
       // Each goes first in every other run: the first job after a pause finds colder caches.
       Result<BenchJobTimes> times = Internal("not run"), without = Internal("not run");
       if (r % 2 == 0) {
@@ -215,7 +253,7 @@ int Main(int argc, char** argv) {
     std::printf("%6d %20.1f %22.1f %14.1f %17.1fx | %16.1f %16.1f %16.2f\n", n, Median(running), Median(succeeded), base,
                 Median(succeeded) / base, Median(plain_running), Median(plain), (Median(succeeded) - Median(plain)) / n);
   }
-  if (code == 0 && !image.empty()) code = ImageTable(*confined, image, repeats);
+  if (code == 0 && !image.empty()) code = ImageTable(*confined, image, repeats, sizes);
   if (code != 0) {
     confined->keep_state();
     unlimited->keep_state();

@@ -12,18 +12,15 @@
 #include <cstdint>
 
 namespace shoal {
-namespace {
 
-int PidfdOpen(pid_t pid) {
+int OpenPidfd(pid_t pid) {
 #ifdef SYS_pidfd_open
-  return static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+  return static_cast<int>(syscall(SYS_pidfd_open, pid, 0));  // pidfds are close-on-exec
 #else
   errno = ENOSYS;
   return -1;
 #endif
 }
-
-}  // namespace
 
 ChildWatcher::ChildWatcher(std::function<void()> on_exit) : on_exit_(std::move(on_exit)) {
   epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
@@ -48,7 +45,7 @@ ChildWatcher::~ChildWatcher() {
 
 bool ChildWatcher::Watch(pid_t pid) {
   if (!thread_.joinable() || pid <= 0) return false;
-  int fd = PidfdOpen(pid);
+  int fd = OpenPidfd(pid);
   if (fd < 0) return false;
   epoll_event event{};
   event.events = EPOLLIN;
@@ -83,7 +80,7 @@ void ChildWatcher::Run() {
 void WaitForAnyExit(const std::vector<pid_t>& pids, int timeout_ms) {
   std::vector<pollfd> fds;
   for (pid_t pid : pids) {
-    int fd = PidfdOpen(pid);
+    int fd = OpenPidfd(pid);
     if (fd >= 0) fds.push_back({fd, POLLIN, 0});
   }
   if (fds.size() == pids.size() && !fds.empty()) {

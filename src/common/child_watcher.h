@@ -9,6 +9,8 @@
 //  - on_exit must be quick and must not call back into the watcher.
 //  - WaitForAnyExit(pids, timeout) blocks until one of the pids has ended or the timeout
 //    passes (a plain sleep of at most 20 ms without pidfds).
+//  - OpenPidfd(pid): a descriptor (close-on-exec) that polls readable once pid has ended,
+//    or -1 where the kernel has none.
 // Thread-safety: Watch from any thread; destruction stops the thread.
 #pragma once
 
@@ -40,5 +42,6 @@ class ChildWatcher {
 };
 
 void WaitForAnyExit(const std::vector<pid_t>& pids, int timeout_ms);
+int OpenPidfd(pid_t pid);
 
 }  // namespace shoal

@@ -178,9 +178,6 @@ void ShowInProc(const std::vector<std::string>& argv, const std::vector<std::str
 // In the served process: becomes what SpawnOptions ask for, then runs the command.
 [[noreturn]] void RunServed(const Json& request, const std::vector<int>& fds, int error_fd, pid_t middle,
                             pid_t requester, const ForkServer::Entry& entry) {
-  if (!JoinCgroups(request.value("join_cgroups", std::vector<std::string>{}))) {
-    ServedFail(error_fd, kStepCgroup);
-  }
   if (request.value("new_session", false)) {
     if (setsid() < 0) ServedFail(error_fd, kStepSession);
   } else if (request.value("new_process_group", false) && setpgid(0, 0) < 0) {
@@ -224,6 +221,12 @@ void ShowInProc(const std::vector<std::string>& argv, const std::vector<std::str
   environ = block.data();
   std::vector<std::string> argv = request.value("argv", std::vector<std::string>{});
   ShowInProc(argv, variables);
+  // Last: the setup above is Shoal's work, and a task's CPU quota may be a millisecond in
+  // each 100 (`cpus: 0.01`); done inside it, every launch waited out a throttled period
+  // while the requester waited for it, one agent after the other.
+  if (!JoinCgroups(request.value("join_cgroups", std::vector<std::string>{}))) {
+    ServedFail(error_fd, kStepCgroup);
+  }
   close(error_fd);  // set up: Spawn returns
   argv.erase(argv.begin());  // the executable; the command's name leads, as main passes it
   std::exit(entry(std::move(argv)));

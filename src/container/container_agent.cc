@@ -2,8 +2,10 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
@@ -67,6 +69,31 @@ ContainerAgent::ContainerAgent(ContainerOptions options, ProcessLauncher& proces
     heartbeats_.set_bearer_token(options_.task_token);
   }
   heartbeats_.KeepAlive();
+  wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+}
+
+ContainerAgent::~ContainerAgent() {
+  if (wake_fd_ >= 0) close(wake_fd_);
+}
+
+void ContainerAgent::WakeSupervisor() {
+  uint64_t one = 1;
+  if (wake_fd_ >= 0) (void)!write(wake_fd_, &one, sizeof one);
+}
+
+void ContainerAgent::WaitForEvent(OutputCapture& capture, const std::vector<int>& exit_fds, int64_t deadline) {
+  std::vector<int> wake_on;
+  bool every_exit_wakes = true;
+  for (int fd : exit_fds) {
+    if (fd >= 0) wake_on.push_back(fd);
+    else every_exit_wakes = false;
+  }
+  if (wake_fd_ >= 0) wake_on.push_back(wake_fd_);
+  int64_t cap = every_exit_wakes ? options_.max_wait_ms : std::min(options_.max_wait_ms, kPollWithoutPidfdsMs);
+  int64_t wait = std::clamp<int64_t>(deadline - clock_.NowMillis(), 0, cap);
+  (void)capture.Pump(static_cast<int>(wait), wake_on);
+  uint64_t count;
+  if (wake_fd_ >= 0) (void)!read(wake_fd_, &count, sizeof count);  // a stop request is a flag; the wake-up is spent
 }
 
 TaskId ContainerAgent::Task() const { return TaskId{options_.role, options_.index}; }
@@ -394,17 +421,20 @@ int ContainerAgent::Supervise(Programs& programs, int log_fd, int heartbeat_ms, 
   int64_t kill_at = 0;
   int64_t am_silent_since = 0;
   int64_t next_checkpoint_poll = 0;
+  constexpr int64_t kProgressReportMs = 250;  // progress goes to the AM at most this often between beats
+  std::vector<int> exit_fds;  // a pidfd per program (-1 where there is none), to wake at its exit
+  for (pid_t pid : pids) exit_fds.push_back(OpenPidfd(pid));
   size_t running = pids.size();
   while (running > 0) {
-    (void)capture.Pump(capture.open() ? options_.tick_ms : 0);
-    if (!capture.open()) {
-      // The output is closed: wait for a program's exit itself (a pidfd), not a tick.
-      std::vector<pid_t> left;
-      for (size_t i = 0; i < pids.size(); ++i) {
-        if (!exits[i]) left.push_back(pids[i]);
-      }
-      WaitForAnyExit(left, options_.tick_ms);
+    int64_t deadline = next_heartbeat;
+    if (progress_changed) deadline = std::min(deadline, last_progress_report + kProgressReportMs);
+    if (checkpoints_) deadline = std::min(deadline, next_checkpoint_poll);
+    if (kill_at > clock_.NowMillis()) deadline = std::min(deadline, kill_at);  // once past, SIGKILL goes every round
+    std::vector<int> running_exit_fds;
+    for (size_t i = 0; i < pids.size(); ++i) {
+      if (!exits[i]) running_exit_fds.push_back(exit_fds[i]);
     }
+    WaitForEvent(capture, running_exit_fds, deadline);
     for (size_t i = 0; i < pids.size(); ++i) {
       if (exits[i] || !(exits[i] = processes_.TryWait(pids[i]))) continue;
       --running;
@@ -426,7 +456,7 @@ int ContainerAgent::Supervise(Programs& programs, int log_fd, int heartbeat_ms, 
       checkpoints_->Poll();
       WriteCheckpointNotes(log_fd);
     }
-    bool progress_due = progress_changed && now - last_progress_report >= 250;
+    bool progress_due = progress_changed && now - last_progress_report >= kProgressReportMs;
     if (now >= next_heartbeat || progress_due) {
       HeartbeatRequest beat{Task(), progress, std::nullopt, metrics, rtt_ms, false, {}};
       if (data_) beat.saved_models = data_->SaveReports();
@@ -485,8 +515,11 @@ int ContainerAgent::Supervise(Programs& programs, int log_fd, int heartbeat_ms, 
   if (kill_at != 0) {
     // Stopped: what is left in the programs' groups may finish its output until the grace
     // ends (the pipes close when the last writer exits), then is killed.
-    while (capture.open() && clock_.NowMillis() < kill_at) (void)capture.Pump(options_.tick_ms);
+    while (capture.open() && clock_.NowMillis() < kill_at) WaitForEvent(capture, {}, kill_at);
     for (pid_t pid : pids) processes_.SignalGroup(pid, SIGKILL);
+  }
+  for (int fd : exit_fds) {
+    if (fd >= 0) close(fd);
   }
   // The programs have ended: the guard has nothing left to guard.
   StopAgentGuard(processes_, programs.guard);

@@ -66,10 +66,12 @@ struct ContainerOptions {
   std::string task_token;  // proves to the AM which task this is (container_command reads kTaskTokenVariable)
   std::string attempt_dir_marker;  // SHOAL_ATTEMPT_DIR, passed on to the program for the backend's sweep
   int stop_grace_ms = 3000;
-  // How long the supervising loop waits for output or an exit before it looks at the
-  // clock again (heartbeats, the stop grace): the mini cluster shortens it, since its
-  // clock moves when the test says and not while the loop waits.
-  int tick_ms = 50;
+  // The longest the supervising loop waits for an event before it looks at the clock
+  // again. It wakes for the program's output, a program's exit (a pidfd), a stop request
+  // and its own next deadline (a heartbeat, the stop grace), so an idle task costs a
+  // wake-up per heartbeat; the mini cluster shortens it, since its clock moves when the
+  // test says and not while the loop waits.
+  int max_wait_ms = 1000;
   // When SIGTERM reaches the agent from outside Shoal: the cluster's reason when that was
   // a preemption ("" otherwise). Set on Slurm (backend/slurm/slurm_preemption.h).
   std::function<std::string()> preemption_probe;
@@ -78,12 +80,16 @@ struct ContainerOptions {
 class ContainerAgent {
  public:
   ContainerAgent(ContainerOptions options, ProcessLauncher& processes, const Clock& clock);
+  ~ContainerAgent();
+  ContainerAgent(const ContainerAgent&) = delete;
+  ContainerAgent& operator=(const ContainerAgent&) = delete;
   int Run();
   // SIGTERM to the agent (the AM's launcher stopping the task, or something outside
   // Shoal): the program is stopped, and the exit report says the agent was terminated.
   void RequestStop() {
     terminated_ = true;
     stop_requested_ = true;
+    WakeSupervisor();
   }
 
  private:
@@ -116,6 +122,14 @@ class ContainerAgent {
   pid_t StartBoard(const std::string& command, const std::string& workdir, std::map<std::string, std::string> env,
                    int port, protocol::StartedRequest& started);
   int Supervise(Programs& programs, int log_fd, int heartbeat_ms, ResourceSampler& sampler);
+  // Waits for the supervising loop's next event, at most until `deadline` (or max_wait_ms):
+  // output (copied by `capture`), the exit of a program whose pidfd is in `exit_fds`
+  // (-1: none), or WakeSupervisor. Without a pidfd for every running program, it looks
+  // again every kPollWithoutPidfdsMs.
+  void WaitForEvent(OutputCapture& capture, const std::vector<int>& exit_fds, int64_t deadline);
+  void WakeSupervisor();
+  // Kernels without pidfds (before Linux 5.3): how often a program's exit is looked for.
+  static constexpr int kPollWithoutPidfdsMs = 50;
   // `shoal stack`: appends the program's stacks to the task log and sends them to the AM.
   void AnswerStackRequest(int64_t id, const std::vector<pid_t>& pids, int log_fd);
   void ReportExit(const ExitInfo& exit, const std::string& message);
@@ -128,6 +142,7 @@ class ContainerAgent {
   std::atomic<bool> stop_requested_{false};  // the AM or a signal asked the task to stop
   bool stopping_ = false;                    // one of several processes failed
   std::atomic<bool> terminated_{false};      // RequestStop: SIGTERM reached the agent
+  int wake_fd_ = -1;                         // an eventfd: RequestStop wakes the supervising loop
   std::unique_ptr<data::TaskData> data_;     // inputs, outputs, saved models (docs/data.md)
   // Runs work (an upload) on a thread of its own while heartbeating, so the AM does not
   // take the task for lost or hung.

@@ -89,7 +89,7 @@ void OutputCapture::Consume(State& state, const char* data, size_t size) {
   }
 }
 
-Status OutputCapture::Pump(int timeout_ms) {
+Status OutputCapture::Pump(int timeout_ms, const std::vector<int>& also_wake_on) {
   std::vector<pollfd> polls;
   std::vector<State*> polled;
   for (auto& state : states_) {
@@ -97,11 +97,12 @@ Status OutputCapture::Pump(int timeout_ms) {
     polls.push_back({state.stream.fd, POLLIN, 0});
     polled.push_back(&state);
   }
-  if (polls.empty()) return Status::Ok();
+  if (polls.empty() && also_wake_on.empty()) return Status::Ok();
+  for (int fd : also_wake_on) polls.push_back({fd, POLLIN, 0});
   int ready = poll(polls.data(), polls.size(), timeout_ms);
   if (ready < 0) return errno == EINTR ? Status::Ok() : Internal(std::string("poll: ") + strerror(errno));
   char buffer[64 * 1024];
-  for (size_t p = 0; p < polls.size(); ++p) {
+  for (size_t p = 0; p < polled.size(); ++p) {
     if (!(polls[p].revents & (POLLIN | POLLHUP | POLLERR))) continue;
     State& state = *polled[p];
     // Read a bounded amount per wake-up so no stream starves the others.

@@ -3,8 +3,10 @@
 // ask for it to a callback (progress and metric lines).
 //
 // Contract:
-//  - Pump() waits up to timeout_ms for output and copies whatever is ready; it never
-//    blocks on the program beyond that, so the program never waits on Shoal for long.
+//  - Pump() waits up to timeout_ms for output, or until one of `also_wake_on` is readable
+//    (the caller's other events: a program's pidfd, a stop request), and copies whatever
+//    output is ready; it never blocks on the program beyond that, so the program never
+//    waits on Shoal for long. It reads nothing from `also_wake_on`.
 //  - Memory is bounded: a line longer than kMaxLine is cut into pieces of kMaxLine.
 //  - A stream without a prefix goes to the log byte for byte, as it arrives; a stream with
 //    one (several processes in one task) goes line by line, each line prefixed, so lines
@@ -49,8 +51,8 @@ class OutputCapture {
 
   // Values to mask from now on (the job's secret variables); empty ones are ignored.
   void MaskSecrets(std::vector<std::string> secrets);
-  // Copies available output; waits at most timeout_ms for some.
-  Status Pump(int timeout_ms);
+  // Copies available output; waits at most timeout_ms for some, or for one of also_wake_on.
+  Status Pump(int timeout_ms, const std::vector<int>& also_wake_on = {});
   void Drain();
   bool open() const;
 

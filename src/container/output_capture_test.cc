@@ -1,12 +1,15 @@
 #include "container/output_capture.h"
 
 #include <fcntl.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace shoal {
@@ -126,6 +129,44 @@ TEST(OutputCapture, PrefixesTheLinesOfSeveralProcesses) {
 
 // A secret split across two writes is still masked, in the log and in the lines the
 // callback sees (the failure message), and a secret inside a longer one goes with it.
+// The supervising loop waits in Pump for more than output: a program's exit (its pidfd)
+// and a stop request (an eventfd). A minute-long wait must end at once when one is ready,
+// and leave it unread for the caller.
+TEST_F(OutputCaptureOfOneProgram, AWakeDescriptorEndsTheWaitAndIsLeftUnread) {
+  int wake = eventfd(1, EFD_CLOEXEC | EFD_NONBLOCK);
+  ASSERT_GE(wake, 0);
+  auto start = std::chrono::steady_clock::now();
+  ASSERT_TRUE(capture_->Pump(60'000, {wake}).ok());
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(30));
+  uint64_t count = 0;
+  EXPECT_EQ(read(wake, &count, sizeof count), static_cast<ssize_t>(sizeof count));
+  EXPECT_EQ(count, 1u);
+  close(wake);
+  EXPECT_EQ(Finish(), "");
+}
+
+TEST(OutputCapture, WithEveryStreamClosedItStillWaitsForAWakeDescriptor) {
+  char path[] = "/tmp/shoal-capture-XXXXXX";
+  int log = mkstemp(path);
+  OutputCapture capture({}, log, [](std::string_view) {});
+  int wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  ASSERT_GE(wake, 0);
+  std::thread waker([wake] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    uint64_t one = 1;
+    (void)!write(wake, &one, sizeof one);
+  });
+  auto start = std::chrono::steady_clock::now();
+  ASSERT_TRUE(capture.Pump(60'000, {wake}).ok());
+  auto waited = std::chrono::steady_clock::now() - start;
+  waker.join();
+  EXPECT_GE(waited, std::chrono::milliseconds(40));  // it waited for the descriptor, not returned at once
+  EXPECT_LT(waited, std::chrono::seconds(30));       // and woke for it, not for the timeout
+  close(wake);
+  close(log);
+  unlink(path);
+}
+
 TEST_F(OutputCaptureOfOneProgram, MasksSecretValuesEvenWhenSplitAcrossWrites) {
   capture_->MaskSecrets({"hunter2", "", "xhunter2x"});
   Write(out_[1], "key=hun");

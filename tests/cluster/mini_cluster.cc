@@ -85,7 +85,7 @@ class MiniLauncher final : public ContainerLauncher {
     for (std::string& arg : args) argv.push_back(arg.data());
     ASSIGN_OR_RETURN(ContainerOptions options, ParseContainerArgs(static_cast<int>(argv.size()), argv.data(), launch.env));
     options.stop_grace_ms = 200;
-    options.tick_ms = 2;
+    options.max_wait_ms = 2;
     std::string id = "mini-" + launch.role + "-" + std::to_string(launch.index) + "-" + std::to_string(launch.attempt);
     auto agent = std::make_unique<Agent>();
     agent->agent = std::make_unique<ContainerAgent>(options, programs_, clock_);
