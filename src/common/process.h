@@ -52,8 +52,11 @@ struct SpawnOptions {
   int stdin_fd = -1;                         // -1: /dev/null
   int stdout_fd = -1;                        // -1: /dev/null
   int stderr_fd = -1;                        // -1: /dev/null
-  // cgroup.procs files the child writes itself into before anything else, so that every
-  // process it starts is in its control groups from the first (isolation/cgroup_control.h).
+  // cgroup.procs files the child writes itself into before it runs its program, so that
+  // every process it starts is in its control groups from the first
+  // (isolation/cgroup_control.h). An exec'd child joins right after the fork; a fork
+  // server's child joins after its own set-up (descriptors, session, environment), which
+  // is Shoal's work and must not wait on the task's CPU quota.
   std::vector<std::string> join_cgroups;
   std::optional<ProcessIdentity> identity;   // none: the parent's own
 };

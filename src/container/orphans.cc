@@ -23,7 +23,7 @@ std::vector<std::string> EndAdoptedOrphans(const std::vector<pid_t>& keep, int t
   const pid_t self = getpid();
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   while (true) {
-    std::vector<ProcessStat> table = ReadProcessTable();
+    std::vector<ProcessStat> table = ReadProcessTableBelow(self);
     std::vector<pid_t> children;
     for (const ProcessStat& p : table) {
       if (p.ppid == self && std::find(keep.begin(), keep.end(), p.pid) == keep.end()) children.push_back(p.pid);

@@ -70,5 +70,44 @@ TEST(Orphans, ADaemonThatLeftItsSessionIsAdoptedAndEnded) {
   EXPECT_TRUE(EndAdoptedOrphans().empty()) << "nothing is left";
 }
 
+// What the agent reads at every task's end and every unconfined sample: its own subtree,
+// not every process on the host.
+TEST(ProcessTableBelow, HoldsItsAncestorAndEveryDescendantAndNoOtherProcess) {
+  int pipe_fds[2];
+  ASSERT_EQ(pipe(pipe_fds), 0);
+  pid_t child = fork();
+  if (child == 0) {
+    pid_t grandchild = fork();
+    if (grandchild == 0) {
+      execl("/bin/sleep", "sleep", "309", static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    (void)!write(pipe_fds[1], &grandchild, sizeof grandchild);
+    execl("/bin/sleep", "sleep", "310", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  close(pipe_fds[1]);
+  pid_t grandchild = 0;
+  ASSERT_EQ(read(pipe_fds[0], &grandchild, sizeof grandchild), static_cast<ssize_t>(sizeof grandchild));
+  close(pipe_fds[0]);
+  std::vector<ProcessStat> below = ReadProcessTableBelow(getpid());
+  auto find = [&](pid_t pid) -> const ProcessStat* {
+    for (const ProcessStat& p : below) {
+      if (p.pid == pid) return &p;
+    }
+    return nullptr;
+  };
+  ASSERT_NE(find(getpid()), nullptr);
+  ASSERT_NE(find(child), nullptr);
+  ASSERT_NE(find(grandchild), nullptr);
+  EXPECT_EQ(find(grandchild)->ppid, child);
+  EXPECT_EQ(find(getppid()), nullptr) << "the ancestor's parent is not below it";
+  EXPECT_EQ(find(1), nullptr);
+  EXPECT_LT(below.size(), ReadProcessTable().size());
+  kill(grandchild, SIGKILL);
+  kill(child, SIGKILL);
+  waitpid(child, nullptr, 0);
+}
+
 }  // namespace
 }  // namespace shoal

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <sstream>
 #include <algorithm>
 #include <unordered_map>
@@ -45,6 +46,51 @@ std::vector<ProcessStat> ReadProcessTable() {
     closedir(proc);
   }
   return all;
+}
+
+namespace {
+
+// The pids in /proc/PID/task/*/children (each thread's children); nullopt when the kernel
+// has no such files (CONFIG_PROC_CHILDREN) or the process is gone.
+std::optional<std::vector<pid_t>> ChildrenOf(pid_t pid) {
+  std::string tasks = "/proc/" + std::to_string(pid) + "/task";
+  DIR* dir = opendir(tasks.c_str());
+  if (!dir) return std::nullopt;
+  std::vector<pid_t> children;
+  bool readable = false;
+  while (dirent* entry = readdir(dir)) {
+    if (entry->d_name[0] < '0' || entry->d_name[0] > '9') continue;
+    std::ifstream file(tasks + "/" + entry->d_name + "/children");
+    if (!file) continue;
+    readable = true;
+    for (pid_t child; file >> child;) children.push_back(child);
+  }
+  closedir(dir);
+  if (!readable) return std::nullopt;
+  return children;
+}
+
+}  // namespace
+
+std::vector<ProcessStat> ReadProcessTableBelow(pid_t ancestor) {
+  std::vector<ProcessStat> table;
+  std::unordered_set<pid_t> seen;
+  std::vector<pid_t> todo = {ancestor};
+  while (!todo.empty()) {
+    pid_t pid = todo.back();
+    todo.pop_back();
+    if (!seen.insert(pid).second) continue;
+    ProcessStat stat;
+    if (!ReadStat(std::to_string(pid).c_str(), &stat)) continue;  // gone meanwhile
+    std::optional<std::vector<pid_t>> children = ChildrenOf(pid);
+    if (!children) {
+      if (pid == ancestor) return ReadProcessTable();  // no children files on this kernel
+      continue;
+    }
+    table.push_back(stat);
+    todo.insert(todo.end(), children->begin(), children->end());
+  }
+  return table;
 }
 
 std::vector<const ProcessStat*> TreeOf(const std::vector<ProcessStat>& table, const std::vector<pid_t>& roots) {

@@ -5,6 +5,12 @@
 // Contract:
 //  - ReadProcessTable() is one pass over /proc; processes that vanish meanwhile are
 //    skipped. TreeOf() returns each process of the tree once, roots first.
+//  - ReadProcessTableBelow(ancestor) reads only the ancestor and its descendants, from
+//    each one's /proc/PID/task/TID/children, so its cost follows the task's processes,
+//    not the host's (an agent of a 1,000-task job would otherwise read 3,000 processes'
+//    files at every look); where the kernel has no children files it is
+//    ReadProcessTable(). An agent is its programs' child subreaper (container/orphans.h),
+//    so every process of their trees and groups is below it.
 //  - ProcessCommand() is the command line with spaces between arguments ("" when gone).
 // Thread-safety: pure functions over a snapshot; safe from any thread.
 #pragma once
@@ -26,6 +32,7 @@ struct ProcessStat {
 };
 
 std::vector<ProcessStat> ReadProcessTable();
+std::vector<ProcessStat> ReadProcessTableBelow(pid_t ancestor);
 
 std::vector<const ProcessStat*> TreeOf(const std::vector<ProcessStat>& table, const std::vector<pid_t>& roots);
 

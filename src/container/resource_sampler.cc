@@ -14,7 +14,8 @@
 namespace shoal {
 
 ProcessUsage ProcfsSampler::Sample(const std::vector<pid_t>& programs) {
-  std::vector<ProcessStat> table = ReadProcessTable();
+  // The programs are this agent's children, and it is their subreaper: all of them are below it.
+  std::vector<ProcessStat> table = ReadProcessTableBelow(getpid());
   int64_t ticks = 0, pages = 0;
   for (const ProcessStat* p : TreeOf(table, programs)) {
     ticks += p->ticks;

@@ -117,6 +117,10 @@ Result<AttemptHandle> LocalBackend::StartAttempt(const AttemptLaunch& launch) {
   env["SHOAL_ATTEMPT"] = std::to_string(launch.attempt);
   // Unique to this server's home: the sweep must not reach job-1 of another server (or of a Slurm cluster).
   env["SHOAL_ATTEMPT_DIR"] = launch.attempt_dir;
+  // The AM's agents are forks of its image (common/fork_server.h): bound at its exec, every
+  // library call is resolved once, not again in each agent (lazy binding cost each agent
+  // about a tenth of its CPU). The agents' environment is built anew, without it.
+  env["LD_BIND_NOW"] = "1";
   std::vector<std::string> argv = {executable_, "am", "--server", launch.server_url, "--job", launch.job_id,
                                    "--attempt", std::to_string(launch.attempt), "--dir", launch.attempt_dir,
                                    "--backend", "local", "--server-info", launch.server_info};
