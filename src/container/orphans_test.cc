@@ -21,29 +21,41 @@ pid_t ParentOf(pid_t pid) {
   return 0;
 }
 
-// A program that starts `sleep 307` in a session of its own and exits, as
-// `setsid env -i sleep 307 &` in a task's command does. Returns the daemon's pid.
-pid_t StartDaemonAndExit() {
+// A program (a child of this process) that starts `sleep CHILD_SECONDS`, in a session of
+// its own when `own_session`, then exits, or becomes `sleep 310` when `program_stays`.
+struct ProgramAndChild {
+  pid_t program = 0;
+  pid_t child = 0;
+};
+ProgramAndChild StartProgramWithChild(const char* child_seconds, bool own_session, bool program_stays) {
   int pipe_fds[2];
   EXPECT_EQ(pipe(pipe_fds), 0);
   pid_t program = fork();
   if (program == 0) {
-    pid_t daemon = fork();
-    if (daemon == 0) {
-      setsid();
-      execl("/bin/sleep", "sleep", "307", static_cast<char*>(nullptr));
+    pid_t child = fork();
+    if (child == 0) {
+      if (own_session) setsid();
+      execl("/bin/sleep", "sleep", child_seconds, static_cast<char*>(nullptr));
       _exit(127);
     }
-    (void)!write(pipe_fds[1], &daemon, sizeof daemon);
-    _exit(0);
+    (void)!write(pipe_fds[1], &child, sizeof child);
+    if (program_stays) execl("/bin/sleep", "sleep", "310", static_cast<char*>(nullptr));
+    _exit(program_stays ? 127 : 0);
   }
   close(pipe_fds[1]);
-  pid_t daemon = 0;
-  EXPECT_EQ(read(pipe_fds[0], &daemon, sizeof daemon), static_cast<ssize_t>(sizeof daemon));
+  pid_t child = 0;
+  EXPECT_EQ(read(pipe_fds[0], &child, sizeof child), static_cast<ssize_t>(sizeof child));
   close(pipe_fds[0]);
+  return {program, child};
+}
+
+// A program that starts `sleep 307` in a session of its own and exits, as
+// `setsid env -i sleep 307 &` in a task's command does. Returns the daemon's pid.
+pid_t StartDaemonAndExit() {
+  ProgramAndChild started = StartProgramWithChild("307", /*own_session=*/true, /*program_stays=*/false);
   int status = 0;
-  EXPECT_EQ(waitpid(program, &status, 0), program);
-  return daemon;
+  EXPECT_EQ(waitpid(started.program, &status, 0), started.program);
+  return started.child;
 }
 
 TEST(Orphans, ADaemonThatLeftItsSessionIsAdoptedAndEnded) {
@@ -73,23 +85,8 @@ TEST(Orphans, ADaemonThatLeftItsSessionIsAdoptedAndEnded) {
 // What the agent reads at every task's end and every unconfined sample: its own subtree,
 // not every process on the host.
 TEST(ProcessTableBelow, HoldsItsAncestorAndEveryDescendantAndNoOtherProcess) {
-  int pipe_fds[2];
-  ASSERT_EQ(pipe(pipe_fds), 0);
-  pid_t child = fork();
-  if (child == 0) {
-    pid_t grandchild = fork();
-    if (grandchild == 0) {
-      execl("/bin/sleep", "sleep", "309", static_cast<char*>(nullptr));
-      _exit(127);
-    }
-    (void)!write(pipe_fds[1], &grandchild, sizeof grandchild);
-    execl("/bin/sleep", "sleep", "310", static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  close(pipe_fds[1]);
-  pid_t grandchild = 0;
-  ASSERT_EQ(read(pipe_fds[0], &grandchild, sizeof grandchild), static_cast<ssize_t>(sizeof grandchild));
-  close(pipe_fds[0]);
+  auto [child, grandchild] = StartProgramWithChild("309", /*own_session=*/false, /*program_stays=*/true);
+  ASSERT_GT(grandchild, 0);
   std::vector<ProcessStat> below = ReadProcessTableBelow(getpid());
   auto find = [&](pid_t pid) -> const ProcessStat* {
     for (const ProcessStat& p : below) {
