@@ -224,11 +224,17 @@ std::string RenderSummary(const JobDetail& d) {
   out << job.id << " (" << job.name << ") " << Name(job.state) << " in " << Duration(job) << " after " << attempts
       << " attempt" << (attempts == 1 ? "" : "s") << "\n";
   if (!job.message.empty() && job.state != JobState::kSucceeded) out << "  " << job.message << "\n";
-  for (const TaskView& t : LatestTasks(d)) {
-    out << "  " << Pad(t.Name(), 14) << Pad(Name(t.state), 11);
-    if (t.exit_code >= 0) out << "exit " << t.exit_code;
-    if (t.state != TaskState::kSucceeded && !t.message.empty()) out << "  " << t.message;
+  const auto& tasks = LatestTasks(d);
+  if (tasks.size() > kListedTasks) {
+    TaskSummary(out, tasks, job.id);  // a 1,000-task job ends in a few lines, not 1,000
     out << "\n";
+  } else {
+    for (const TaskView& t : tasks) {
+      out << "  " << Pad(t.Name(), 14) << Pad(Name(t.state), 11);
+      if (t.exit_code >= 0) out << "exit " << t.exit_code;
+      if (t.state != TaskState::kSucceeded && !t.message.empty()) out << "  " << t.message;
+      out << "\n";
+    }
   }
   if (attempts > 0) {
     out << "  logs: " << d.attempts.back().dir << "  (shoal logs " << job.id << " --role R --index I)\n";

@@ -21,6 +21,8 @@ namespace shoal {
 inline constexpr size_t kListedTasks = 20;
 std::string RenderStatus(const protocol::JobDetail& detail, int attempt = 0, bool all_tasks = false);
 std::string RenderList(const protocol::JobList& list);
+// How a finished job ends `shoal run` and `shoal wait`: its state, each task's exit (more
+// than kListedTasks summarised as RenderStatus does) and where the logs are.
 std::string RenderSummary(const protocol::JobDetail& detail);
 // "[########------------]  42%"
 std::string ProgressBar(double fraction, int width);

@@ -116,6 +116,24 @@ TEST(JobView, SummaryNamesTheFailedTaskAndTheLogs) {
   EXPECT_NE(summary.find("/h/jobs/job-3/attempt-1"), std::string::npos);
 }
 
+TEST(JobView, TheSummaryOfAJobOfManyTasksCountsThemAndNamesTheOneThatFailed) {
+  protocol::JobDetail detail = Detail(JobState::kFailed);
+  auto& tasks = detail.attempts[0].tasks;
+  tasks.clear();
+  for (int i = 0; i < 1'000; ++i) {
+    tasks.push_back({.role = "worker", .index = i, .rank = i, .state = TaskState::kSucceeded, .exit_code = 0});
+  }
+  tasks[417].state = TaskState::kFailed;
+  tasks[417].exit_code = 2;
+  tasks[417].message = "exit code 2";
+  std::string summary = RenderSummary(OverTheWire(detail));
+  EXPECT_NE(summary.find("    worker:  999 SUCCEEDED, 1 FAILED\n"), std::string::npos) << summary;
+  EXPECT_NE(summary.find("worker[417]"), std::string::npos) << summary;
+  EXPECT_EQ(summary.find("worker[416]"), std::string::npos) << "a task that succeeded is only counted";
+  EXPECT_NE(summary.find("/h/jobs/job-3/attempt-1"), std::string::npos) << summary;
+  EXPECT_LT(std::count(summary.begin(), summary.end(), '\n'), 20) << summary;
+}
+
 TEST(JobView, StatusShowsHungTasks) {
   protocol::JobDetail detail = Detail(JobState::kRunning);
   auto& tasks = detail.attempts[0].tasks;
