@@ -1,14 +1,11 @@
 #include "common/child_watcher.h"
 
-#include <poll.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
-#include <chrono>
 #include <cstdint>
 
 namespace shoal {
@@ -75,20 +72,6 @@ void ChildWatcher::Run() {
     }
     if (exited) on_exit_();
   }
-}
-
-void WaitForAnyExit(const std::vector<pid_t>& pids, int timeout_ms) {
-  std::vector<pollfd> fds;
-  for (pid_t pid : pids) {
-    int fd = OpenPidfd(pid);
-    if (fd >= 0) fds.push_back({fd, POLLIN, 0});
-  }
-  if (fds.size() == pids.size() && !fds.empty()) {
-    (void)poll(fds.data(), fds.size(), timeout_ms);
-  } else {
-    std::this_thread::sleep_for(std::chrono::milliseconds(std::clamp(timeout_ms, 0, 20)));
-  }
-  for (const pollfd& p : fds) close(p.fd);
 }
 
 }  // namespace shoal

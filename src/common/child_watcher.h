@@ -7,8 +7,6 @@
 //    TryWait collects it). Watch returns false where the kernel has no pidfds (before
 //    Linux 5.3): the owner then keeps polling, as it must anyway for robustness.
 //  - on_exit must be quick and must not call back into the watcher.
-//  - WaitForAnyExit(pids, timeout) blocks until one of the pids has ended or the timeout
-//    passes (a plain sleep of at most 20 ms without pidfds).
 //  - OpenPidfd(pid): a descriptor (close-on-exec) that polls readable once pid has ended,
 //    or -1 where the kernel has none.
 // Thread-safety: Watch from any thread; destruction stops the thread.
@@ -19,7 +17,6 @@
 #include <functional>
 #include <mutex>
 #include <thread>
-#include <vector>
 
 namespace shoal {
 
@@ -41,7 +38,6 @@ class ChildWatcher {
   std::thread thread_;
 };
 
-void WaitForAnyExit(const std::vector<pid_t>& pids, int timeout_ms);
 int OpenPidfd(pid_t pid);
 
 }  // namespace shoal

@@ -92,8 +92,10 @@ void ContainerAgent::WaitForEvent(OutputCapture& capture, const std::vector<int>
   int64_t cap = every_exit_wakes ? options_.max_wait_ms : std::min(options_.max_wait_ms, kPollWithoutPidfdsMs);
   int64_t wait = std::clamp<int64_t>(deadline - clock_.NowMillis(), 0, cap);
   (void)capture.Pump(static_cast<int>(wait), wake_on);
+  // RequestStop sets the flag before it writes: only then can there be a wake-up to spend
+  // (the flag stays set), so a running task's output costs no extra read per burst.
   uint64_t count;
-  if (wake_fd_ >= 0) (void)!read(wake_fd_, &count, sizeof count);  // a stop request is a flag; the wake-up is spent
+  if (stop_requested_ && wake_fd_ >= 0) (void)!read(wake_fd_, &count, sizeof count);
 }
 
 TaskId ContainerAgent::Task() const { return TaskId{options_.role, options_.index}; }

@@ -83,12 +83,9 @@ std::vector<ProcessStat> ReadProcessTableBelow(pid_t ancestor) {
     ProcessStat stat;
     if (!ReadStat(std::to_string(pid).c_str(), &stat)) continue;  // gone meanwhile
     std::optional<std::vector<pid_t>> children = ChildrenOf(pid);
-    if (!children) {
-      if (pid == ancestor) return ReadProcessTable();  // no children files on this kernel
-      continue;
-    }
+    if (!children && pid == ancestor) return ReadProcessTable();  // no children files on this kernel
     table.push_back(stat);
-    todo.insert(todo.end(), children->begin(), children->end());
+    if (children) todo.insert(todo.end(), children->begin(), children->end());
   }
   return table;
 }
