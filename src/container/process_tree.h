@@ -9,8 +9,10 @@
 //    each one's /proc/PID/task/TID/children, so its cost follows the task's processes,
 //    not the host's (an agent of a 1,000-task job would otherwise read 3,000 processes'
 //    files at every look); where the kernel has no children files it is
-//    ReadProcessTable(). An agent is its programs' child subreaper (container/orphans.h),
-//    so every process of their trees and groups is below it.
+//    ReadProcessTable(). A descendant whose children file cannot be read (a non-dumpable
+//    process of another identity) is in the table, but the walk does not go below it.
+//    An agent is its programs' child subreaper (container/orphans.h), so every process of
+//    their trees and groups is below it.
 //  - ProcessCommand() is the command line with spaces between arguments ("" when gone).
 // Thread-safety: pure functions over a snapshot; safe from any thread.
 #pragma once

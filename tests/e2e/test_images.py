@@ -160,8 +160,8 @@ roles:
     runtimes = [p for p in os.listdir("/proc") if p.isdigit() and cmdline(int(p))[:1] == [b"runc"]]
     assert not runtimes, [cmdline(int(p)) for p in runtimes]
     # Nor the groups runc made, named after the task, in the hierarchies Shoal does not manage.
-    # The server sweeps them once the AM has exited, beside the job's end (the job shows
-    # FAILED first), so they go within moments, not necessarily before the state does.
+    # The server sweeps them in the background once the AM has exited, the moment the job
+    # shows FAILED, so they may outlast that moment by a little.
     pattern = f"*/shoal-*.{job_id}.1.worker-0.0"
     wait_for(lambda: not list(Path("/sys/fs/cgroup").glob(pattern)), 15,
              what=f"the server to remove /sys/fs/cgroup/{pattern}")
