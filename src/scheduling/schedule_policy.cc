@@ -62,7 +62,15 @@ bool SubmittedBefore(const PendingJob* a, const PendingJob* b) {
 
 // One scheduling pass: considers the pending jobs one at a time in the policy's order.
 class Pass {
-  // A queue's first job that lacks room: the one that may preempt for it.
+  // A limit that holds a job back though room may be free: its queue's max, or its user's
+  // limit in the queue.
+  struct Limit {
+    Resources cap;     // a component of 0: no limit on it
+    std::string user;  // whose jobs count against it; empty: all of the queue's
+  };
+
+  // A queue's first job that lacks room (or that its queue's max or its user's limit holds
+  // back, where the queue allows preempting lower priorities): the one that may preempt for it.
   struct Head {
     const PendingJob* job;
     const QueueSpec* queue;
@@ -71,6 +79,7 @@ class Pass {
     bool one_job_owed;      // its queue runs nothing, and it is within the one-job allowance
     bool below_guarantee;   // its queue is below its guarantee (in dominant share) now
     double ratio_after;     // its queue's dominant share over its guarantee with it started
+    std::optional<Limit> limit;  // set when a limit, not room, holds it back
   };
 
  public:
@@ -282,12 +291,14 @@ class Pass {
     }
     Resources& user_used = user_used_[{job.queue, job.user}];
     if (!WithinLimit(queue->user_limit, user_used, need)) {
+      HeldBackByLimit(job, *queue, need, Limit{queue->user_limit, job.user});
       Wait(job, Explain([&] { return wait_reasons::OverUserLimit(job.user, *queue, user_used, need); }));
       return;
     }
     Resources& queue_used = queue_used_[job.queue];
     if (queue->max < 1 && !WithinLimit(ShareOf(in_.cluster.capacity, queue->max), queue_used, need)) {
       queue_stopped_[job.queue] = job.id;
+      HeldBackByLimit(job, *queue, need, Limit{ShareOf(in_.cluster.capacity, queue->max), ""});
       Wait(job, Explain([&] { return wait_reasons::OverQueueMax(*queue, queue_used, in_.cluster.capacity, need); }));
       return;
     }
@@ -331,6 +342,15 @@ class Pass {
     Reserve(job, need, fits_now, *queue);
   }
 
+  // Where its queue allows preempting lower priorities, a job held back by its queue's max or
+  // its user's limit may preempt the lower-priority jobs that count against that limit: the
+  // first such job of each limit in the pass.
+  void HeldBackByLimit(const PendingJob& job, const QueueSpec& queue, const Resources& need, Limit limit) {
+    if (config_.order != OrderPolicy::kFairShare || !config_.preemption || !queue.preempt_lower_priority) return;
+    if (!limited_.insert({job.queue, limit.user}).second) return;
+    heads_.push_back(Head{&job, &queue, need, false, false, false, 0, std::move(limit)});
+  }
+
   // Gives the job the earliest start that delays no earlier reservation. When no start
   // is known (what it needs is held by jobs with no estimate), it holds what will be
   // free once every estimated job has ended, so that nothing that starts later can take it.
@@ -357,6 +377,10 @@ class Pass {
   // job takes its own), else, where its queue allows it, from its queue's jobs of lower
   // priority.
   void PreemptFor(const Head& head) {
+    if (head.limit) {  // only its queue's lower priorities under that limit can help
+      PreemptLowerPriorities(*head.job, head.need, &*head.limit);
+      return;
+    }
     if (RoomOnItsWay().Fits(head.need)) return;  // what is already on its way back is enough
     if (head.within_guarantee && TakeBackFromBorrowers(*head.job, head.need, 0, /*spare_one_job=*/false)) return;
     if (head.within_guarantee) ExplainQueuesOnCredit(*head.job);
@@ -488,12 +512,16 @@ class Pass {
     return !victims.empty();
   }
 
-  // Running jobs of the job's own queue with a strictly lower priority than it.
-  bool PreemptLowerPriorities(const PendingJob& job, const Resources& need) {
+  // Running jobs of the job's own queue with a strictly lower priority than it. With a
+  // `limit` that holds the job back, only jobs counted against it (its user's, for a user
+  // limit), and as many as bring the job within the limit as well as make room.
+  bool PreemptLowerPriorities(const PendingJob& job, const Resources& need, const Limit* limit = nullptr) {
     auto lower_in_same_queue = [&](const RunningJob& running) {
-      return running.queue == job.queue && running.priority < job.priority;
+      return running.queue == job.queue && running.priority < job.priority &&
+             (!limit || limit->user.empty() || running.user == limit->user);
     };
-    std::vector<const RunningJob*> victims = VictimsToMakeRoom(need, lower_in_same_queue);
+    std::vector<const RunningJob*> victims =
+        VictimsToMakeRoom(need, lower_in_same_queue, NoOrder, limit ? OverLimit(job, need, *limit) : Resources{});
     auto reason = [&](const RunningJob&) {
       return "for " + job.id + " (priority " + std::to_string(job.priority) + ") in queue " + job.queue +
              ", which allows preempting lower priorities";
@@ -502,13 +530,31 @@ class Pass {
     return !victims.empty();
   }
 
+  // How far `job`, needing `need`, would take the use counted against `limit` beyond it,
+  // not counting the jobs already on their way out: what preempted jobs must release.
+  Resources OverLimit(const PendingJob& job, const Resources& need, const Limit& limit) const {
+    Resources used = need;
+    for (const RunningJob& running : in_.running) {
+      if (running.queue == job.queue && (limit.user.empty() || running.user == limit.user) && !running.preempting &&
+          !chosen_.count(running.id)) {
+        used += running.total;
+      }
+    }
+    auto beyond = [](auto used, auto cap) { return cap > 0 && used > cap ? used - cap : decltype(used){0}; };
+    return Resources{beyond(used.cpus, limit.cap.cpus), beyond(used.memory_bytes, limit.cap.memory_bytes),
+                     beyond(used.gpus, limit.cap.gpus)};
+  }
+
+  static int NoOrder(const RunningJob&) { return 0; }
+
   // Running jobs that `take` accepts, asked in the order they would be stopped (lowest
-  // priority first, then the youngest), until they and the room on its way fit `need`;
-  // none when all of them would not. Jobs being preempted or already chosen are not asked.
-  // `first` (a number, lowest asked first) comes before that order when given.
+  // priority first, then the youngest), until they and the room on its way fit `need` and
+  // they release at least `release` between them; none when all of them would not. Jobs
+  // being preempted or already chosen are not asked. `first` (a number, lowest asked
+  // first) comes before that order when given.
   template <typename Take, typename First = int (*)(const RunningJob&)>
-  std::vector<const RunningJob*> VictimsToMakeRoom(const Resources& need, Take take,
-                                                   First first = [](const RunningJob&) { return 0; }) const {
+  std::vector<const RunningJob*> VictimsToMakeRoom(const Resources& need, Take take, First first = NoOrder,
+                                                   const Resources& release = {}) const {
     std::vector<const RunningJob*> candidates;
     for (const RunningJob& running : in_.running) {
       if (!running.preempting && !chosen_.count(running.id)) candidates.push_back(&running);
@@ -517,15 +563,17 @@ class Pass {
       return std::make_tuple(first(*a), a->priority, -a->started_ms, a->id) <
              std::make_tuple(first(*b), b->priority, -b->started_ms, b->id);
     });
-    Resources room = RoomOnItsWay();
+    Resources room = RoomOnItsWay(), released;
+    auto enough = [&] { return room.Fits(need) && released.Fits(release); };
     std::vector<const RunningJob*> victims;
     for (const RunningJob* candidate : candidates) {
-      if (room.Fits(need)) break;
+      if (enough()) break;
       if (!take(*candidate)) continue;
       room += candidate->total;
+      released += candidate->total;
       victims.push_back(candidate);
     }
-    if (!room.Fits(need)) victims.clear();
+    if (!enough()) victims.clear();
     return victims;
   }
 
@@ -606,6 +654,7 @@ class Pass {
   std::map<std::string, std::pair<int, std::string>> waiting_in_queue_;  // how many wait, the first
   std::set<std::string> aged_;
   std::set<std::string> starved_queues_;                                // queues whose first job lacks room
+  std::set<std::pair<std::string, std::string>> limited_;  // (queue, user or "") whose limit held back a head
   std::vector<Head> heads_;                                             // those jobs, in the order considered
   std::set<std::string> chosen_;                                        // running jobs chosen for preemption
   std::string head_of_line_;    // strict FIFO: the job that stopped the pass

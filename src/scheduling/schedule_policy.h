@@ -74,7 +74,11 @@
 //    order) still lacks it after the rule above, running jobs of the same queue with a
 //    strictly lower priority than that job are chosen: lowest priority first, then the
 //    youngest, only as many as it needs, none already being preempted. Nothing is chosen
-//    when all of them together with what is free would not make room. Off by default.
+//    when all of them together with what is free would not make room. The same holds for
+//    the first job that its queue's `max` holds back, and for each user's first job that
+//    the queue's `user_limit` holds back, though room may be free: the lower-priority jobs
+//    counted against that limit (the user's own, for a user limit) are chosen until the
+//    job fits the limit as well as the room. Off by default.
 //  - Attained service (kFairShare, when `service_levels` is not empty): a job's service is
 //    what it has held so far, in size x time (size: its GPUs, or its CPUs when it has
 //    none), over all its attempts; the thresholds cut it into levels (level 0 below the

@@ -453,6 +453,64 @@ TEST(SchedulePolicy, AQueueThatDoesNotAllowItNeverPreemptsItsOwnJobs) {
   EXPECT_TRUE(Schedule(Cluster(config, 8, {head}, ResearchRunning())).preempt.empty()) << "FIFO";
 }
 
+TEST(SchedulePolicy, AJobHeldBackByItsQueuesMaxOrItsUserLimitPreemptsLowerPrioritiesUnderThatLimit) {
+  // research may use 4 of the 8 CPUs, 3 per user; ann's jobs hold 3 of them, bob's 1.
+  SchedulingConfig config = Config();
+  config.queues = {QueueSpec{"default", 0.5, 1, {}}, QueueSpec{"research", 0.5, 0.5, Resources{3, 0, 0}, true}};
+  auto research_job = [](const std::string& id, const std::string& user, double cpus, int64_t started_ago, int priority) {
+    return Started(Running(id, cpus, 0, "research", user), started_ago, priority);
+  };
+  const std::vector<RunningJob> running = {research_job("ann-low-old", "ann", 1, 3 * kHour, 0),
+                                           research_job("ann-low-young", "ann", 1, kHour, 0),
+                                           research_job("ann-high", "ann", 1, kHour, 100),
+                                           research_job("bob-low", "bob", 1, kMinute, 0)};
+  struct Case {
+    std::string name;
+    PendingJob head;
+    std::vector<std::string> already_preempting;
+    std::vector<std::string> expected;
+  } cases[] = {
+      // bob: 1 + 2 is within his 3, but research would use 4 + 2 of its 4 (room is free).
+      {"the max: the youngest of the lowest first", In(Job("job-7", 2, 1), "research", "bob", 100), {},
+       {"bob-low", "ann-low-young"}},
+      {"the max: only as many as bring it within", In(Job("job-7", 1, 1), "research", "bob", 100), {}, {"bob-low"}},
+      {"the max: a job on its way out counts", In(Job("job-7", 1, 1), "research", "bob", 100), {"bob-low"}, {}},
+      {"the max: never an equal priority", In(Job("job-7", 1, 1), "research", "bob", 0), {}, {}},
+      {"the max: nothing when all lower ones would not bring it within", In(Job("job-7", 4, 1), "research", "bob", 100),
+       {}, {}},
+      // ann: 3 + 1 is beyond her 3: only her own lower priorities count against it.
+      {"the user limit: only the user's own", In(Job("job-7", 1, 1), "research", "ann", 100), {}, {"ann-low-young"}},
+      {"the user limit: and the max", In(Job("job-7", 2, 1), "research", "ann", 100), {},
+       {"ann-low-young", "ann-low-old"}},
+      {"the user limit: not when the user's lower ones would not do", In(Job("job-7", 3, 1), "research", "ann", 100),
+       {}, {}},
+  };
+  for (const auto& c : cases) {
+    std::vector<RunningJob> jobs = running;
+    for (RunningJob& job : jobs) {
+      job.preempting = std::ranges::find(c.already_preempting, job.id) != c.already_preempting.end();
+    }
+    ScheduleDecision decision = Schedule(Cluster(config, 8, {c.head}, jobs));
+    EXPECT_TRUE(decision.admit.empty()) << c.name;
+    EXPECT_EQ(Preempted(decision), c.expected) << c.name;
+  }
+
+  // Only the first job the limit holds back preempts; its reason says what makes room.
+  ScheduleDecision decision = Schedule(Cluster(
+      config, 8, {In(Job("job-7", 1, 2), "research", "bob", 100), In(Job("job-8", 1, 1), "research", "bob", 90)},
+      running));
+  EXPECT_EQ(Preempted(decision), std::vector<std::string>{"bob-low"});
+  EXPECT_EQ(decision.waiting["job-7"].rfind("preempting bob-low (lower priorities in queue research) to make room; queue "
+                                            "research may use at most 4 CPUs",
+                                            0),
+            0u)
+      << decision.waiting["job-7"];
+
+  // A queue that does not allow it keeps its jobs.
+  config.queues[1].preempt_lower_priority = false;
+  EXPECT_TRUE(Schedule(Cluster(config, 8, {In(Job("job-7", 1, 1), "research", "bob", 100)}, running)).preempt.empty());
+}
+
 TEST(SchedulePolicy, PreemptionByPriorityComesAfterTakingBackWhatWasLent) {
   SchedulingConfig config = Config();
   config.queues = {QueueSpec{"default", 0, 1, {}}, QueueSpec{"research", 0.5, 1, {}, true},

@@ -172,6 +172,61 @@ roles:
     assert [a["state"] for a in done["attempts"]] == ["PREEMPTED", "SUCCEEDED"], done["attempts"]
 
 
+def test_a_high_priority_job_preempts_lower_ones_of_its_queue_only_where_the_queue_allows_it(shoal, tmp_path):
+    # Each queue may use 2 of the 4 CPUs (its max). A low-priority job holds 1.5 of them in
+    # each; a high-priority job of 1 CPU fits the free room but not its queue's max.
+    (shoal.home / "queues.yaml").write_text(
+        "queues:\n"
+        "  research: {guarantee: 50%, max: 50%, preempt_lower_priority: true}\n"
+        "  batch: {guarantee: 50%, max: 50%}\n")
+    shoal.start_server("--cpus", "4")
+    low = {}
+    for queue in ("research", "batch"):
+        # The low job notes SIGTERM (where a real program would checkpoint) and exits; on
+        # its second run it ends at once.
+        spec = write_spec(tmp_path, f"""
+name: low-{queue}
+queue: {queue}
+priority: low
+max_attempts: 1
+roles:
+  worker:
+    cpus: 1.5
+    memory: 32M
+    command: >-
+      if [ -e {tmp_path}/terminated-{queue} ]; then exit 0; fi;
+      trap 'touch {tmp_path}/terminated-{queue}; exit 0' TERM;
+      while true; do sleep 0.05; done
+""", name=f"low-{queue}.yaml")
+        low[queue] = shoal.submit(spec)
+        shoal.wait_state(low[queue], "RUNNING")
+        wait_for(lambda: shoal.status(low[queue])["attempts"][-1]["tasks"], 15, what=f"low-{queue}'s task to register")
+    high = {queue: shoal.submit(hold(tmp_path, f"high-{queue}", 1), "--queue", queue, "--priority", "high")
+            for queue in ("research", "batch")}
+
+    # research allows it: its low job is told with SIGTERM, steps aside, and runs again after.
+    queued = shoal.wait_state(low["research"], "QUEUED", timeout=30)
+    assert queued["attempts"][0]["state"] == "PREEMPTED", queued
+    assert f"for {high['research']} (priority 100) in queue research, which allows preempting lower priorities" in \
+        queued["message"], queued["message"]
+    assert (tmp_path / "terminated-research").exists(), "the program was told with SIGTERM before it was stopped"
+    shoal.wait_state(high["research"], "RUNNING")
+
+    # batch does not: its high job waits at the max, and its low job runs on untouched.
+    why = reason(shoal, high["batch"])
+    assert "queue batch may use at most 2 CPUs (its max, 50% of the cluster) and uses 1.5" in why, why
+    assert shoal.status(low["batch"])["state"] == "RUNNING"
+    assert [a["state"] for a in shoal.status(low["batch"])["attempts"]] == ["RUNNING"]
+    assert not (tmp_path / "terminated-batch").exists()
+
+    release(tmp_path, "high-research")
+    done = shoal.wait_state(low["research"], "SUCCEEDED", timeout=60)
+    assert [a["state"] for a in done["attempts"]] == ["PREEMPTED", "SUCCEEDED"], done["attempts"]
+    shoal.run("kill", low["batch"])
+    release(tmp_path, "high-batch")
+    shoal.wait_state(high["batch"], "SUCCEEDED", timeout=60)
+
+
 def start_research_and_batch(shoal, tmp_path, batch, checkpointed=False):
     """research and batch are guaranteed 2 of 4 CPUs each; research's jobs take 1.5, so with
     one running the next would take it to 3. Starts research's first job, then batch's jobs
