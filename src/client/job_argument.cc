@@ -7,10 +7,8 @@ bool IsJobNumber(const std::string& digits) {
   return !digits.empty() && digits.size() <= 18 && digits.find_first_not_of("0123456789") == std::string::npos;
 }
 
-}  // namespace
-
-CLI::Option* AddJobArgument(CLI::App& command, std::string& id) {
-  CLI::Validator job_id(
+CLI::Validator JobId() {
+  return CLI::Validator(
       [](std::string& value) -> std::string {
         std::string digits = value.starts_with("job-") ? value.substr(4) : value;
         if (IsJobNumber(digits)) {
@@ -21,7 +19,16 @@ CLI::Option* AddJobArgument(CLI::App& command, std::string& id) {
         return "'" + shown + "' is not a job id; job ids look like job-12 or 12 (`shoal list` shows them)";
       },
       "JOB");
-  return command.add_option("job", id, "job id (job-12 or 12)")->required()->transform(job_id);
+}
+
+}  // namespace
+
+CLI::Option* AddJobArgument(CLI::App& command, std::string& id) {
+  return command.add_option("job", id, "job id (job-12 or 12)")->required()->transform(JobId());
+}
+
+CLI::Option* AddJobArguments(CLI::App& command, std::vector<std::string>& ids) {
+  return command.add_option("job", ids, "job ids (job-12 or 12), one or more")->required()->transform(JobId());
 }
 
 }  // namespace shoal

@@ -3,6 +3,8 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
+
 #include "client/job_argument.h"
 #include "client/job_reads.h"
 #include "client/job_view.h"
@@ -110,28 +112,48 @@ void AddSaveModelCommand(CLI::App& app, ClientContext& ctx) {
   });
 }
 
+namespace {
+
+// Waits until `job`, just killed, has ended (at most 2 minutes); returns its final detail,
+// and in `raw` the JSON it came as.
+Result<protocol::JobDetail> WaitUntilEnded(const HttpJsonClient& server, const std::string& job, Json& raw) {
+  int64_t version = 0;
+  for (int i = 0; i < 120; ++i) {
+    ASSIGN_OR_RETURN(protocol::JobDetail detail, FetchJob(server, job, version, 1000, &raw));
+    version = detail.version;
+    if (IsFinal(detail.summary.state)) return detail;
+  }
+  return Timeout("job " + job + " did not end within 2 minutes of the kill; see `shoal status " + job + "`");
+}
+
+}  // namespace
+
 void AddKillCommand(CLI::App& app, ClientContext& ctx) {
-  auto* cmd = app.add_subcommand("kill", "Kill a job: every process it started ends. Waits until it has.");
-  auto id = std::make_shared<std::string>();
-  AddJobArgument(*cmd, *id);
-  cmd->add_flag("--json", ctx.json, "print the job's final JSON");
-  cmd->callback([&ctx, id] {
+  auto* cmd = app.add_subcommand(
+      "kill", "Kill jobs: every process each started ends. Waits until they have; kills none when one is unknown.");
+  auto ids = std::make_shared<std::vector<std::string>>();
+  AddJobArguments(*cmd, *ids);
+  cmd->add_flag("--json", ctx.json, "print each job's final JSON (a list when there are several)");
+  cmd->callback([&ctx, ids] {
     WithServer(ctx, [&](const HttpJsonClient& server) -> Status {
-      ASSIGN_OR_RETURN(Json reply, server.Post("/api/v1/jobs/" + UrlEncode(*id) + "/kill", Json::object()));
-      ASSIGN_OR_RETURN(protocol::JobSummary summary, protocol::Decode<protocol::JobSummary>(reply));
-      const std::string& job = summary.id;
-      int64_t version = 0;
-      for (int i = 0; i < 120; ++i) {
-        Json raw;
-        ASSIGN_OR_RETURN(protocol::JobDetail detail, FetchJob(server, job, version, 1000, &raw));
-        version = detail.version;
-        if (IsFinal(detail.summary.state)) {
-          if (ctx.json) std::printf("%s\n", raw.dump(2).c_str());
-          else std::printf("%s %s\n", job.c_str(), Name(detail.summary.state));
-          return Status::Ok();
-        }
+      // Every id must name a job before any is killed: a mistyped one kills nothing.
+      for (const std::string& id : *ids) RETURN_IF_ERROR(FetchJob(server, id).status());
+      std::vector<std::string> jobs;
+      for (const std::string& id : *ids) {
+        if (std::ranges::find(jobs, id) != jobs.end()) continue;  // named twice
+        ASSIGN_OR_RETURN(Json reply, server.Post("/api/v1/jobs/" + UrlEncode(id) + "/kill", Json::object()));
+        ASSIGN_OR_RETURN(protocol::JobSummary summary, protocol::Decode<protocol::JobSummary>(reply));
+        jobs.push_back(summary.id);
       }
-      return Timeout("job " + job + " did not end within 2 minutes of the kill; see `shoal status " + job + "`");
+      Json ended = Json::array();
+      for (const std::string& job : jobs) {
+        Json raw;
+        ASSIGN_OR_RETURN(protocol::JobDetail detail, WaitUntilEnded(server, job, raw));
+        if (ctx.json) ended.push_back(std::move(raw));
+        else std::printf("%s %s\n", job.c_str(), Name(detail.summary.state));
+      }
+      if (ctx.json) std::printf("%s\n", (ended.size() == 1 ? ended[0] : ended).dump(2).c_str());
+      return Status::Ok();
     });
   });
 }

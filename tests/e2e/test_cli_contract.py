@@ -44,6 +44,21 @@ def test_wait_exit_codes_and_quiet(shoal, tmp_path):
     assert unknown.returncode == 2 and "job-4242" in unknown.stderr, unknown
 
 
+def test_kill_takes_several_jobs_and_kills_none_when_one_id_names_no_job(shoal, tmp_path):
+    shoal.start_server()
+    first, second = (shoal.submit(job_spec(tmp_path, name, "sleep 600")) for name in ("first", "second"))
+    for job in (first, second):
+        shoal.wait_state(job, "RUNNING")
+    mistyped = shoal.run("kill", first, "job-4242", second, timeout=60)
+    assert mistyped.returncode == 2 and "job-4242" in mistyped.stderr, mistyped
+    assert [shoal.status(job)["state"] for job in (first, second)] == ["RUNNING", "RUNNING"], "one unknown id kills none"
+    # The number alone names a job too, and a job named twice is killed once.
+    killed = shoal.run("kill", first, second.removeprefix("job-"), first, "--json", check=0, timeout=60)
+    assert [(job["id"], job["state"]) for job in json.loads(killed.stdout)] == [(first, "KILLED"), (second, "KILLED")]
+    again = shoal.run("kill", second, check=0, timeout=60)
+    assert again.stdout == f"{second} KILLED\n", again.stdout
+
+
 def test_a_job_id_may_be_given_as_its_number(shoal, tmp_path):
     shoal.start_server()
     job_id = shoal.submit(job_spec(tmp_path, "numbered", "echo numbered-output"))
