@@ -64,7 +64,7 @@ TEST(JobView, PreemptedAttemptsAreNamedAndNotCountedAgainstMaxAttempts) {
   EXPECT_NE(status.find(", attempt 2 of 2 (1 preempted, not counted), submitted"), std::string::npos) << status;
 }
 
-TEST(JobView, QueuesTableMarksBorrowingAndShowsAReloadError) {
+TEST(JobView, QueuesTableMarksBorrowingAndShowsAReloadErrorAndQueuesNoLongerConfigured) {
   Json reply = Json::parse(R"({"queues": [
       {"name": "research", "guarantee": 0.4, "max": 0.8, "share": 0.5, "borrowing": true, "running": 2,
        "waiting": ["job-9"], "used": {"cpus": 4, "memory_bytes": 0, "gpus": 0},
@@ -72,6 +72,8 @@ TEST(JobView, QueuesTableMarksBorrowingAndShowsAReloadError) {
       {"name": "default", "guarantee": 0.6, "max": 1, "share": 0, "borrowing": false, "running": 0, "waiting": [],
        "used": {"cpus": 0, "memory_bytes": 0, "gpus": 0}, "user_limit": {"cpus": 0, "memory_bytes": 0, "gpus": 0}}],
       "capacity": {"cpus": 8, "memory_bytes": 17179869184, "gpus": 0}, "max_wait_ms": 3600000,
+      "unconfigured": [{"name": "gone", "used": {"cpus": 1.5, "memory_bytes": 0, "gpus": 0}, "running": 1,
+                        "waiting": ["job-20", "job-21"]}],
       "file": "/h/queues.yaml", "error": "/h/queues.yaml:2: queues.a.max is below its guarantee"})");
   std::string table = RenderQueues(reply);
   EXPECT_NE(table.find("research     40%        80%    50%*    2        1        4 CPUs                   8 CPUs, 32G, 2 GPUs"),
@@ -81,6 +83,11 @@ TEST(JobView, QueuesTableMarksBorrowingAndShowsAReloadError) {
             std::string::npos)
       << table;
   EXPECT_NE(table.find("not reloaded, the queues above stay in force: /h/queues.yaml:2"), std::string::npos) << table;
+  EXPECT_NE(table.find("queue gone is no longer configured but holds jobs: 1 running (they run to their end, using "
+                       "1.5 CPUs), waiting: job-20, job-21 (they start only if the queue is configured again: kill them and "
+                       "submit them to a configured queue)\n"),
+            std::string::npos)
+      << table;
   EXPECT_EQ(table.find("Slurm"), std::string::npos) << table;
   EXPECT_EQ(table.find("service levels"), std::string::npos) << table;
 }

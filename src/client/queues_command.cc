@@ -84,6 +84,15 @@ std::string RenderQueues(const Json& reply) {
       << " before it goes first, and one that has run max_wait_to_resume "
       << FormatDuration(reply.value("max_wait_to_resume_ms", int64_t{0})) << " in all; configured in "
       << reply.value("file", std::string("queues.yaml")) << ")\n";
+  for (const Json& queue : reply.value("unconfigured", Json::array())) {
+    std::string waiting;
+    for (const Json& id : queue.value("waiting", Json::array())) waiting += (waiting.empty() ? "" : ", ") + id.get<std::string>();
+    out << "queue " << queue.value("name", "") << " is no longer configured but holds jobs: "
+        << queue.value("running", 0) << " running (they run to their end, using "
+        << Amounts(queue.value("used", Json::object()), "nothing") << ")";
+    if (!waiting.empty()) out << ", waiting: " << waiting << " (they start only if the queue is configured again: kill them and submit them to a configured queue)";
+    out << "\n";
+  }
   if (std::string error = reply.value("error", ""); !error.empty()) {
     out << "the file was changed but not reloaded, the queues above stay in force: " << error << "\n";
   }

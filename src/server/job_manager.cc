@@ -355,7 +355,21 @@ Json JobManager::Queues() {
                           {"running", running[queue.name]},
                           {"waiting", waiting[queue.name]}});
   }
+  // Queues the file no longer lists that still hold jobs: their running jobs run to their
+  // end, their waiting ones wait until killed (each one's reason says so).
+  std::set<std::string> unlisted;
+  for (const auto& [name, count] : running) unlisted.insert(name);
+  for (const auto& [name, ids] : waiting) unlisted.insert(name);
+  Json unconfigured = Json::array();
+  for (const std::string& name : unlisted) {
+    if (config.FindQueue(name)) continue;
+    unconfigured.push_back(Json{{"name", name},
+                                {"used", ResourcesJson(used[name])},
+                                {"running", running[name]},
+                                {"waiting", waiting[name]}});
+  }
   return Json{{"queues", queues},
+              {"unconfigured", unconfigured},
               {"capacity", ResourcesJson(capacity)},
               {"max_wait_ms", config.max_wait_ms},
               {"max_wait_to_resume_ms", config.max_wait_to_resume_ms},

@@ -120,6 +120,17 @@ def test_queues_hold_their_limits_reload_and_refuse_what_could_never_run(shoal, 
     table = wait_for(lambda: (t := shoal.run("queues", check=0).stdout) and "not reloaded" in t and t, 10,
                      what="the reload error")
     assert "queues.research.max is below its guarantee" in table, table
+    # A file without research: its jobs are listed apart, the running one runs on, the
+    # waiting one says why it cannot start.
+    (shoal.home / "queues.yaml").write_text("queues:\n  prod: {guarantee: 50%}\n")
+    gone = wait_for(lambda: json.loads(shoal.run("queues", "--json", check=0).stdout)["unconfigured"], 10,
+                    what="research among the queues no longer configured")
+    assert [(q["name"], q["running"], q["waiting"]) for q in gone] == [("research", 1, [second])], gone
+    wait_for(lambda: "queue research is not configured on this server any more" in reason(shoal, second), 10,
+             what=f"{second}'s reason to say its queue is gone")
+    table = shoal.run("queues", check=0).stdout
+    assert "queue research is no longer configured but holds jobs: 1 running" in table and second in table, table
+    assert shoal.status(first)["state"] == "RUNNING"
     # A good one is, without a restart: research may now take the whole cluster.
     (shoal.home / "queues.yaml").write_text("queues:\n  research: {guarantee: 50%}\n")
     shoal.wait_state(second, "RUNNING")
