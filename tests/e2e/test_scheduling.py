@@ -37,6 +37,40 @@ def reason(shoal, job_id):
     return wait_for(lambda: shoal.status(job_id).get("wait_reason"), 15, what=f"{job_id}'s wait reason")
 
 
+# A job whose program notes SIGTERM in "terminated-<name>" (where a real one would
+# checkpoint) and exits; on its second run it ends at once.
+STEPS_ASIDE = """
+name: {name}
+queue: {queue}
+priority: {priority}
+max_attempts: 1
+roles:
+  worker:
+    cpus: {cpus}
+    memory: 32M
+    command: >-
+      if [ -e {folder}/terminated-{name} ]; then exit 0; fi;
+      trap 'touch {folder}/terminated-{name}; exit 0' TERM;
+      while true; do sleep 0.05; done
+"""
+
+
+def start_stepping_aside(shoal, tmp_path, name, queue, cpus, priority="normal"):
+    """Submits a STEPS_ASIDE job and returns its id once its task has registered."""
+    spec = write_spec(tmp_path, STEPS_ASIDE.format(name=name, queue=queue, priority=priority, cpus=cpus, folder=tmp_path),
+                      name=f"{name}.yaml")
+    job = shoal.submit(spec)
+    shoal.wait_state(job, "RUNNING")
+    wait_for(lambda: shoal.status(job)["attempts"][-1]["tasks"], 15, what=f"{name}'s task to register")
+    return job
+
+
+def serve(shoal, queues_yaml):
+    """Starts a server of 4 CPUs with these queues."""
+    (shoal.home / "queues.yaml").write_text(queues_yaml)
+    shoal.start_server("--cpus", "4")
+
+
 def test_a_queued_job_says_why_it_waits_and_priority_orders_the_queue(shoal, tmp_path):
     shoal.start_server("--cpus", "2")
     holder = shoal.submit(hold(tmp_path, "holder", 2))
@@ -84,11 +118,7 @@ def test_a_job_with_an_estimate_backfills_and_one_without_waits_behind_the_reser
 
 
 def test_queues_hold_their_limits_reload_and_refuse_what_could_never_run(shoal, tmp_path):
-    (shoal.home / "queues.yaml").write_text(
-        "max_wait: 2h\n"
-        "queues:\n"
-        "  research: {guarantee: 50%, max: 50%}\n")
-    shoal.start_server("--cpus", "4")
+    serve(shoal, "max_wait: 2h\nqueues:\n  research: {guarantee: 50%, max: 50%}\n")
     table = shoal.run("queues", check=0).stdout
     assert table.splitlines()[1].split()[:3] == ["research", "50%", "50%"], table
     assert "a job waits at most max_wait 2h00m" in table, table
@@ -149,32 +179,14 @@ def test_the_server_refuses_to_start_with_a_queues_file_it_cannot_read(shoal):
 
 
 def test_a_borrowing_job_is_preempted_with_sigterm_and_runs_again_without_using_an_attempt(shoal, tmp_path):
-    (shoal.home / "queues.yaml").write_text("queues:\n  research: {guarantee: 50%}\n  batch: {guarantee: 50%}\n")
-    shoal.start_server("--cpus", "4")
-    # The batch job borrows the whole cluster. Its program notes SIGTERM (where a real one
-    # would checkpoint) and exits; on its second run it ends at once.
-    batch = write_spec(tmp_path, f"""
-name: batch
-queue: batch
-max_attempts: 1
-roles:
-  worker:
-    cpus: 4
-    memory: 32M
-    command: >-
-      if [ -e {tmp_path}/terminated ]; then exit 0; fi;
-      trap 'echo at $(date +%s) > {tmp_path}/terminated; exit 0' TERM;
-      while true; do sleep 0.05; done
-""", name="batch.yaml")
-    borrower = shoal.submit(batch)
-    shoal.wait_state(borrower, "RUNNING")
-    wait_for(lambda: shoal.status(borrower)["attempts"][-1]["tasks"], 15, what="the batch task to register")
+    serve(shoal, "queues:\n  research: {guarantee: 50%}\n  batch: {guarantee: 50%}\n")
+    borrower = start_stepping_aside(shoal, tmp_path, "batch", "batch", 4)  # the whole cluster
     owner = shoal.submit(hold(tmp_path, "owner", 2), "--queue", "research")
     queued = shoal.wait_state(borrower, "QUEUED", timeout=30)
     assert queued["attempts"][0]["state"] == "PREEMPTED", queued
     assert queued["message"].startswith(f"attempt 1 was preempted: {owner} of queue research, which is below its "
                                         "guarantee, needs its resources"), queued["message"]
-    assert (tmp_path / "terminated").exists(), "the program was told with SIGTERM before it was stopped"
+    assert (tmp_path / "terminated-batch").exists(), "the program was told with SIGTERM before it was stopped"
     status = shoal.run("status", borrower, check=0).stdout
     assert "PREEMPTED" in status, status
     shoal.wait_state(owner, "RUNNING")
@@ -186,32 +198,10 @@ roles:
 def test_a_high_priority_job_preempts_lower_ones_of_its_queue_only_where_the_queue_allows_it(shoal, tmp_path):
     # Each queue may use 2 of the 4 CPUs (its max). A low-priority job holds 1.5 of them in
     # each; a high-priority job of 1 CPU fits the free room but not its queue's max.
-    (shoal.home / "queues.yaml").write_text(
-        "queues:\n"
-        "  research: {guarantee: 50%, max: 50%, preempt_lower_priority: true}\n"
-        "  batch: {guarantee: 50%, max: 50%}\n")
-    shoal.start_server("--cpus", "4")
-    low = {}
-    for queue in ("research", "batch"):
-        # The low job notes SIGTERM (where a real program would checkpoint) and exits; on
-        # its second run it ends at once.
-        spec = write_spec(tmp_path, f"""
-name: low-{queue}
-queue: {queue}
-priority: low
-max_attempts: 1
-roles:
-  worker:
-    cpus: 1.5
-    memory: 32M
-    command: >-
-      if [ -e {tmp_path}/terminated-{queue} ]; then exit 0; fi;
-      trap 'touch {tmp_path}/terminated-{queue}; exit 0' TERM;
-      while true; do sleep 0.05; done
-""", name=f"low-{queue}.yaml")
-        low[queue] = shoal.submit(spec)
-        shoal.wait_state(low[queue], "RUNNING")
-        wait_for(lambda: shoal.status(low[queue])["attempts"][-1]["tasks"], 15, what=f"low-{queue}'s task to register")
+    serve(shoal, "queues:\n"
+                 "  research: {guarantee: 50%, max: 50%, preempt_lower_priority: true}\n"
+                 "  batch: {guarantee: 50%, max: 50%}\n")
+    low = {queue: start_stepping_aside(shoal, tmp_path, f"low-{queue}", queue, 1.5, "low") for queue in ("research", "batch")}
     high = {queue: shoal.submit(hold(tmp_path, f"high-{queue}", 1), "--queue", queue, "--priority", "high")
             for queue in ("research", "batch")}
 
@@ -220,7 +210,7 @@ roles:
     assert queued["attempts"][0]["state"] == "PREEMPTED", queued
     assert f"for {high['research']} (priority 100) in queue research, which allows preempting lower priorities" in \
         queued["message"], queued["message"]
-    assert (tmp_path / "terminated-research").exists(), "the program was told with SIGTERM before it was stopped"
+    assert (tmp_path / "terminated-low-research").exists(), "the program was told with SIGTERM before it was stopped"
     shoal.wait_state(high["research"], "RUNNING")
 
     # batch does not: its high job waits at the max, and its low job runs on untouched.
@@ -228,7 +218,7 @@ roles:
     assert "queue batch may use at most 2 CPUs (its max, 50% of the cluster) and uses 1.5" in why, why
     assert shoal.status(low["batch"])["state"] == "RUNNING"
     assert [a["state"] for a in shoal.status(low["batch"])["attempts"]] == ["RUNNING"]
-    assert not (tmp_path / "terminated-batch").exists()
+    assert not (tmp_path / "terminated-low-batch").exists()
 
     release(tmp_path, "high-research")
     done = shoal.wait_state(low["research"], "SUCCEEDED", timeout=60)
@@ -243,9 +233,7 @@ def start_research_and_batch(shoal, tmp_path, batch, checkpointed=False):
     one running the next would take it to 3. Starts research's first job, then batch's jobs
     ([(name, CPUs)], in order, checkpointing or not), each running before the next; returns
     their ids."""
-    (shoal.home / "queues.yaml").write_text(
-        "min_run_before_preemption: 3s\nqueues:\n  research: {guarantee: 50%}\n  batch: {guarantee: 50%}\n")
-    shoal.start_server("--cpus", "4")
+    serve(shoal, "min_run_before_preemption: 3s\nqueues:\n  research: {guarantee: 50%}\n  batch: {guarantee: 50%}\n")
     jobs = []
     for name, cpus, queue in [("first", 1.5, "research")] + [(name, cpus, "batch") for name, cpus in batch]:
         jobs.append(shoal.submit(hold(tmp_path, name, cpus, checkpointed), "--queue", queue))
@@ -310,8 +298,7 @@ def test_a_job_that_keeps_no_checkpoint_does_not_start_on_credit_and_says_why(sh
 
 def test_a_queue_guaranteed_less_than_one_job_takes_back_room_for_one_job_and_keeps_it(shoal, tmp_path):
     # tiny is guaranteed 0.4 of 4 CPUs; its jobs take 1. big (3.6) borrows all four.
-    (shoal.home / "queues.yaml").write_text("queues:\n  tiny: {guarantee: 10%}\n  big: {guarantee: 90%}\n")
-    shoal.start_server("--cpus", "4")
+    serve(shoal, "queues:\n  tiny: {guarantee: 10%}\n  big: {guarantee: 90%}\n")
     big = [shoal.submit(hold(tmp_path, f"big{i}", 1), "--queue", "big") for i in range(4)]
     for job in big:
         shoal.wait_state(job, "RUNNING")
