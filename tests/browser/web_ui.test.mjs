@@ -347,6 +347,14 @@ test('the queues table shows the credit of a queue held below its guarantee by t
       /it would take its queue beyond its guarantee/);
     await shot('6-queue-credit');
 
+    // research taken out of the file while it holds jobs: a row of its own says so.
+    fs.writeFileSync(queuesFile, 'min_run_before_preemption: 1h\nqueues:\n  other: {guarantee: 10%}\n');
+    const gone = page.locator('#queues tr[data-queue="research"].unconfigured');
+    await waitFor(async () => (await gone.count()) === 1, 'research\'s row as no longer configured', 20000);
+    assert.deepEqual(await gone.locator('td').allTextContents(), ['research (no longer configured)', '', '', '1', '1', '']);
+    fs.writeFileSync(queuesFile, 'min_run_before_preemption: 1h\nqueues:\n  research: {guarantee: 50%}\n');
+    await waitFor(async () => (await gone.count()) === 0, 'research configured again', 20000);
+
     fs.writeFileSync(release, '');
     for (const id of [borrower, first, second]) {
       await waitFor(async () => (await server.api(`/api/v1/jobs/${id}`)).state === 'SUCCEEDED', `${id} to succeed`, 30000);

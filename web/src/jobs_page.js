@@ -57,7 +57,7 @@ export function jobsPage(main) {
       const [list, queueList] = await Promise.all([api(`/api/v1/jobs?${q}`), api('/api/v1/queues')]);
       if (stopped) return;
       replace(body, list.jobs.map(row));
-      replace(queuesBody, queueList.queues.map(queueRow));
+      replace(queuesBody, ...queueList.queues.map(queueRow), ...(queueList.unconfigured || []).map(unconfiguredRow));
       queuesNote.textContent = queueList.error
         ? `queues.yaml was changed but not reloaded; the queues above stay in force: ${queueList.error}`
         : `A job that has waited ${fmt.millis(queueList.max_wait_ms)} goes before younger ones; one that has ` +
@@ -83,6 +83,22 @@ function queueRow(queue) {
     el('td', {}, queue.running),
     el('td', {}, queue.waiting.length),
     el('td', { class: 'credit' }, creditText(queue.credit_ms)));
+}
+
+// A queue queues.yaml no longer names that still holds jobs: its running ones run to their
+// end, its waiting ones start only if it is configured again.
+function unconfiguredRow(queue) {
+  return el('tr', {
+    'data-queue': queue.name, class: 'unconfigured',
+    title: 'no longer in queues.yaml: its running jobs run to their end; kill its waiting jobs and submit them to a ' +
+      'configured queue',
+  },
+  el('td', {}, `${queue.name} (no longer configured)`),
+  el('td', {}, ''),
+  el('td', {}, ''),
+  el('td', {}, queue.running),
+  el('td', {}, queue.waiting.length),
+  el('td', { class: 'credit' }, ''));
 }
 
 // A queue held below its guarantee by the size of its jobs is owed time at its guarantee;
