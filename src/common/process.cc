@@ -242,6 +242,37 @@ bool ProcessRunning(pid_t pid) {
   return close_paren == std::string::npos || close_paren + 2 >= line.size() || line[close_paren + 2] != 'Z';
 }
 
+namespace {
+
+std::string ReadProcFile(const std::string& pid, const char* name) {
+  std::ifstream file("/proc/" + pid + "/" + name, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+}
+
+// Whether the process runs a program: kernel threads and zombies have none, and another
+// user's process cannot be told (its environment cannot be read either).
+bool HasExecutable(const std::string& pid) {
+  char target[16];
+  return readlink(("/proc/" + pid + "/exe").c_str(), target, sizeof target) >= 0;
+}
+
+// The process's environment (NAME=value entries, each ended by '\0'); empty when it has
+// none or it cannot be read. It also reads empty while the process execs: through a file
+// opened on the program it leaves, and until the kernel has set up the new one's stack,
+// when its command line reads empty too. Then it is read again, for at most 20 ms.
+std::string ReadEnvironment(const std::string& pid) {
+  std::string text = ReadProcFile(pid, "environ");
+  for (int tries = 0; text.empty() && tries < 40 && HasExecutable(pid); ++tries) {
+    const bool settled = !ReadProcFile(pid, "cmdline").empty();  // no exec under way, or it is done
+    text = ReadProcFile(pid, "environ");
+    if (settled) break;  // read after the exec: what it says holds, even empty
+    if (text.empty()) std::this_thread::sleep_for(std::chrono::microseconds(500));
+  }
+  return text;
+}
+
+}  // namespace
+
 std::vector<pid_t> FindProcessesWithEnvironment(const std::vector<std::string>& markers) {
   std::vector<pid_t> found;
   DIR* proc = opendir("/proc");
@@ -250,9 +281,7 @@ std::vector<pid_t> FindProcessesWithEnvironment(const std::vector<std::string>& 
     char* end = nullptr;
     long pid = std::strtol(entry->d_name, &end, 10);
     if (pid <= 0 || *end != '\0') continue;
-    std::ifstream file(std::string("/proc/") + entry->d_name + "/environ", std::ios::binary);
-    if (!file) continue;
-    std::string environ_text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+    std::string environ_text = ReadEnvironment(entry->d_name);
     size_t matched = 0;
     for (const auto& marker : markers) {
       std::string needle = marker;

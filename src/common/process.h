@@ -110,6 +110,8 @@ bool ProcessRunning(pid_t pid);
 
 // Pids of all processes whose environment holds every one of `markers` (NAME=value),
 // found by reading /proc/*/environ. Processes of other users that cannot be read are skipped.
+// A process caught in the middle of an exec (its environment reads empty until the new
+// program's stack is set up) is read again until it shows one, for at most 20 ms.
 std::vector<pid_t> FindProcessesWithEnvironment(const std::vector<std::string>& markers);
 
 // Sends SIGKILL to every process found by FindProcessesWithEnvironment(markers), except

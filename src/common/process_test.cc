@@ -1,7 +1,11 @@
 #include "common/process.h"
 
 #include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <algorithm>
+#include <fstream>
 
 #include <gtest/gtest.h>
 
@@ -45,11 +49,45 @@ TEST(FindProcessesWithEnvironment, FindsAndKillsMarkedProcesses) {
   auto pid = RealProcessLauncher::Instance().Spawn(
       {.argv = {"/bin/sh", "-c", "sleep 30 & sleep 30"}, .env = env, .new_session = true});
   ASSERT_TRUE(pid.ok());
-  for (int i = 0; i < 100 && FindProcessesWithEnvironment({marker}).size() < 3; ++i) usleep(10'000);
+  std::vector<pid_t> found;
+  for (int i = 0; i < 500 && (found = FindProcessesWithEnvironment({marker})).size() < 3; ++i) usleep(10'000);
+  EXPECT_EQ(found.size(), 3u);
+  // Found again while they exec (the shell's children are forked copies of it until then).
   EXPECT_EQ(FindProcessesWithEnvironment({marker}).size(), 3u);
   EXPECT_GE(KillProcessesWithEnvironment({marker}), 3);
   RealProcessLauncher::Instance().Wait(*pid);
   EXPECT_TRUE(FindProcessesWithEnvironment({marker}).empty());
+}
+
+TEST(FindProcessesWithEnvironment, FindsAProcessInTheMiddleOfAnExec) {
+  // Its environment reads empty from the moment the kernel swaps in the new program until
+  // it has set up its stack; a sweep then must not miss it. Each child starts a shell with
+  // the marker, which execs `sleep`: once found, it must be found at every search after.
+  const std::string marker = "SHOAL_EXEC_MARK=" + std::to_string(getpid());
+  int missed = 0;
+  for (int i = 0; i < 20; ++i) {
+    pid_t child = fork();
+    if (child == 0) {
+      char* const env[] = {const_cast<char*>(marker.c_str()), nullptr};
+      execle("/bin/sh", "sh", "-c", "exec /bin/sleep 5", nullptr, env);
+      _exit(127);
+    }
+    bool seen = false;
+    for (int search = 0; search < 2000; ++search) {
+      std::vector<pid_t> found = FindProcessesWithEnvironment({marker});
+      const bool now = std::ranges::find(found, child) != found.end();
+      missed += seen && !now;
+      seen = seen || now;
+      std::ifstream command("/proc/" + std::to_string(child) + "/cmdline");
+      std::string argv0;
+      std::getline(command, argv0, '\0');
+      if (seen && argv0 == "/bin/sleep") break;  // the exec is over
+    }
+    EXPECT_TRUE(seen);
+    kill(child, SIGKILL);
+    waitpid(child, nullptr, 0);
+  }
+  EXPECT_EQ(missed, 0) << "searches that missed a child they had found, while it exec'd";
 }
 
 }  // namespace
