@@ -86,11 +86,16 @@ std::string RenderQueues(const Json& reply) {
       << reply.value("file", std::string("queues.yaml")) << ")\n";
   for (const Json& queue : reply.value("unconfigured", Json::array())) {
     std::string waiting;
-    for (const Json& id : queue.value("waiting", Json::array())) waiting += (waiting.empty() ? "" : ", ") + id.get<std::string>();
+    for (const Json& id : queue.value("waiting", Json::array())) {
+      waiting += (waiting.empty() ? "" : ", ") + id.get<std::string>();
+    }
     out << "queue " << queue.value("name", "") << " is no longer configured but holds jobs: "
         << queue.value("running", 0) << " running (they run to their end, using "
         << Amounts(queue.value("used", Json::object()), "nothing") << ")";
-    if (!waiting.empty()) out << ", waiting: " << waiting << " (they start only if the queue is configured again: kill them and submit them to a configured queue)";
+    if (!waiting.empty()) {
+      out << ", waiting: " << waiting
+          << " (they start only if the queue is configured again: kill them and submit them to a configured queue)";
+    }
     out << "\n";
   }
   if (std::string error = reply.value("error", ""); !error.empty()) {

@@ -16,8 +16,9 @@
 #include <chrono>
 #include <cstring>
 #include <fstream>
-#include <iterator>
 #include <thread>
+
+#include "common/files.h"
 
 extern char** environ;
 
@@ -244,9 +245,10 @@ bool ProcessRunning(pid_t pid) {
 
 namespace {
 
+// The whole of /proc/PID/NAME; empty when it cannot be read.
 std::string ReadProcFile(const std::string& pid, const char* name) {
-  std::ifstream file("/proc/" + pid + "/" + name, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  Result<std::string> text = ReadFile("/proc/" + pid + "/" + name);
+  return text.ok() ? *std::move(text) : std::string();
 }
 
 // Whether the process runs a program: kernel threads and zombies have none, and another
