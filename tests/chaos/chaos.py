@@ -60,7 +60,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent))
 import chaos_job  # noqa: E402  (the job's own helpers: what its outputs must hold)
+import procfs  # noqa: E402  (tests/procfs.py: other processes' environments, as Shoal's sweep reads them)
 
 LOCAL_FAULTS = ["user-kill9", "agent-kill9", "am-kill9", "server-kill9", "sigstop-worker", "disk-full", "hostile-clients"]
 S3_FAULTS = ["s3-stop-download", "s3-stop-upload"]
@@ -85,18 +87,13 @@ SLURM_BRIDGE = "10.253.0.1"
 
 
 def processes_with_env(marker):
-    needle = marker.encode() + b"\0"
+    """Pids, command lines and environments of the processes whose environment holds
+    `marker` (NAME=value)."""
     found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit() or int(entry) == os.getpid():
-            continue
-        try:
-            env = Path(f"/proc/{entry}/environ").read_bytes()
-            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
-        if env.startswith(needle) or b"\0" + needle in env:
-            found.append((int(entry), cmdline, env))
+    for pid in procfs.other_pids():
+        env, cmdline = procfs.environment(pid), procfs.read(pid, "cmdline")
+        if env is not None and cmdline is not None and procfs.has_marker(env, marker):
+            found.append((pid, cmdline.replace(b"\0", b" ").decode(errors="replace"), env))
     return found
 
 

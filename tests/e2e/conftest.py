@@ -6,11 +6,15 @@ import os
 import re
 import signal
 import subprocess
+import sys
 import time
 import urllib.request
 from pathlib import Path
 
 import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import procfs  # noqa: E402  (tests/procfs.py: other processes' environments, as Shoal's sweep reads them)
 
 SHOAL = os.environ.get("SHOAL_BIN", str(Path(__file__).resolve().parents[2] / "build" / "shoal"))
 REPO = Path(__file__).resolve().parents[2]
@@ -18,28 +22,18 @@ REPO = Path(__file__).resolve().parents[2]
 
 def processes_with_env(*markers: str):
     """Pids of processes whose environment holds every one of `markers` (NAME=value)."""
-    needles = [m.encode() + b"\0" for m in markers]
     found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit() or int(entry) == os.getpid():
-            continue
-        try:
-            with open(f"/proc/{entry}/environ", "rb") as f:
-                env = f.read()
-        except OSError:
-            continue
-        if all(env.startswith(n) or b"\0" + n in env for n in needles):
-            found.append(int(entry))
+    for pid in procfs.other_pids():
+        env = procfs.environment(pid)
+        if env is not None and all(procfs.has_marker(env, m) for m in markers):
+            found.append(pid)
     return found
 
 
 def cmdline(pid):
     """A process's arguments as bytes ([] once it is gone)."""
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            return f.read().split(b"\0")
-    except OSError:
-        return []
+    text = procfs.read(pid, "cmdline")
+    return [] if text is None else text.split(b"\0")
 
 
 def processes_with_command(command: str):
@@ -47,16 +41,10 @@ def processes_with_command(command: str):
     spaces): what finds a process that cleared its environment (`env -i`), which
     processes_with_env cannot."""
     found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/cmdline", "rb") as f:
-                argv = f.read().rstrip(b"\0").split(b"\0")
-        except OSError:
-            continue
-        if b" ".join(argv).decode(errors="replace") == command:
-            found.append(int(entry))
+    for pid in procfs.other_pids():
+        text = procfs.read(pid, "cmdline")
+        if text is not None and b" ".join(text.rstrip(b"\0").split(b"\0")).decode(errors="replace") == command:
+            found.append(pid)
     return found
 
 
