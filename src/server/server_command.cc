@@ -258,6 +258,7 @@ int ServerCommand(int argc, char** argv) {
   }
   if (Status s = jobs.Start(); !s.ok()) {
     std::fprintf(stderr, "shoal server: %s\n", s.message().c_str());
+    RemoveGroupIfUnused(jobs_group);  // a server that does not start leaves no cgroup behind
     return s.code() == StatusCode::kInvalidArgument ? 2 : 1;  // 2: a bad queues.yaml, the user's to fix
   }
   RequestMetrics requests;

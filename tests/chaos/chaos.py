@@ -7,7 +7,8 @@ checks what users care about:
   - the job ends as docs/reliability.md promises for its fault (EXPECTED): recovered
     (SUCCEEDED, resuming from its checkpoint after a retry, or within the same attempt for
     the server's restart and hostile clients), or for a full disk FAILED naming the disk;
-  - no process of the job is left running (nor, on Slurm, a batch job or step);
+  - no process of the job is left running (nor, on Slurm, a batch job or step), and no
+    cgroup of its attempts is left on this host;
   - no output is half committed (no *.tmp, every output complete when the job succeeded;
     on S3: no _SUCCESS over a partial upload, no truncated or foreign object outside
     _temporary/, every object whole when the job succeeded);
@@ -687,6 +688,7 @@ roles:
                     os.kill(pid, signal.SIGKILL)
                 except ProcessLookupError:
                     pass
+            procfs.remove_cgroups(procfs.server_cgroups(self.home))  # the server, killed, kept its top group
             subprocess.run(["umount", "-l", str(self.data)], capture_output=True)
             if self.slurm and self.fault in SLURM_FAULTS:
                 for line in self.slurm.jobs_of(self.home):
@@ -769,7 +771,8 @@ roles:
         """Processes of the job (its id and this home in their environment, or its program
         by command line and folder) still running a few seconds after it ended; on Slurm also
         its batch jobs still listed, and a minute's grace: what ran on the node whose slurmd
-        died ends when slurmd is back."""
+        died ends when slurmd is back. Also its attempts' cgroups still there (each a
+        leftover), which the server removes when an attempt ends."""
         home = b"SHOAL_HOME=" + str(self.home).encode()
         grace = 60 if self.fault in SLURM_FAULTS else 10
         deadline = time.monotonic() + grace
@@ -778,14 +781,17 @@ roles:
             seen = {pid for pid, _ in left}
             left += [(pid, cmd) for pid, cmd in programs_started_in(self.dir) if pid not in seen]
             slurm_jobs = self.slurm.jobs_of(self.home) if self.fault in SLURM_FAULTS else []
-            if (not left and not slurm_jobs) or time.monotonic() > deadline:
+            groups = [g for g in procfs.groups_below(procfs.server_cgroups(self.home)) if f"/{job}." in g]
+            if (not left and not slurm_jobs and not groups) or time.monotonic() > deadline:
                 break
             time.sleep(0.5)
         if left:
             self.notes.append("left running: " + "; ".join(f"{pid} {cmd[:60]}" for pid, cmd in left))
         if slurm_jobs:
             self.notes.append("left in Slurm: " + "; ".join(slurm_jobs))
-        return len(left) + len(slurm_jobs)
+        if groups:
+            self.notes.append("cgroups left: " + "; ".join(groups))
+        return len(left) + len(slurm_jobs) + len(groups)
 
     def lost_outputs(self, final):
         try:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import procfs  # noqa: E402  (tests/procfs.py: other processes' environments, as Shoal's sweep reads them)
+import procfs  # noqa: E402  (tests/procfs.py: other processes and the servers' cgroups, as /proc shows them)
 
 SHOAL = os.environ.get("SHOAL_BIN", str(Path(__file__).resolve().parents[2] / "build" / "shoal"))
 REPO = Path(__file__).resolve().parents[2]
@@ -164,6 +164,9 @@ def shoal(tmp_path):
         except ProcessLookupError:
             pass
     assert not leaked, f"processes left running after the test: {leaked}"
+    groups = procfs.server_cgroups(home)
+    procfs.remove_cgroups(groups)
+    assert not groups, f"cgroups left after the test: {groups}"
 
 
 @pytest.fixture(scope="module")
