@@ -6,12 +6,24 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <string>
 
 #include "server/user_tokens.h"
 
+namespace {
+
+// This process's users file, under $TMPDIR, removed when the fuzzer exits.
+struct ScratchFile {
+  std::string path = std::filesystem::temp_directory_path() / ("fuzz-users-" + std::to_string(getpid()) + ".json");
+  ~ScratchFile() { std::remove(path.c_str()); }
+};
+
+}  // namespace
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static const std::string path = "/tmp/fuzz-users-" + std::to_string(getpid()) + ".json";
+  static const ScratchFile scratch;
+  const std::string& path = scratch.path;
   FILE* file = std::fopen(path.c_str(), "wb");
   if (!file) return 0;
   std::fwrite(data, 1, size, file);

@@ -8,6 +8,8 @@
 #include <chrono>
 #include <thread>
 
+#include "testing/scratch_directory.h"
+
 namespace shoal {
 namespace {
 
@@ -55,21 +57,18 @@ TEST(AgentGuard, TheAgentsDeathEndsAContainersProcessNamedInItsPidFile) {
   pid_t runtime = StartProgram(launcher);
   auto container = launcher.Spawn({.argv = {"/bin/sh", "-c", "sleep 308; true"}, .new_session = true});
   ASSERT_TRUE(container.ok());
-  char folder[] = "/tmp/shoal-guard-XXXXXX";
-  ASSERT_NE(mkdtemp(folder), nullptr);
-  std::string pid_file = std::string(folder) + "/container pid";  // a space: the path is quoted
+  testing_support::ScratchDirectory folder("guard");
+  std::string pid_file = folder / "container pid";  // a space: the path is quoted
   FILE* f = fopen(pid_file.c_str(), "w");
   ASSERT_NE(f, nullptr);
   fprintf(f, "%d", *container);
   fclose(f);
-  auto guard = StartAgentGuard(launcher, {runtime}, {}, {pid_file, std::string(folder) + "/never written"});
+  auto guard = StartAgentGuard(launcher, {runtime}, {}, {pid_file, folder / "never written"});
   ASSERT_TRUE(guard.ok()) << guard.status().message();
   close(guard->pipe_fd);
   EXPECT_EQ(launcher.Wait(runtime).signal, SIGKILL);
   EXPECT_EQ(launcher.Wait(*container).signal, SIGKILL);
   EXPECT_TRUE(launcher.Wait(guard->pid).success());
-  unlink(pid_file.c_str());
-  rmdir(folder);
 }
 
 TEST(AgentGuard, AStoppedGuardLeavesThePrograms) {

@@ -7,26 +7,27 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "testing/scratch_directory.h"
+
 namespace shoal {
 namespace {
 
 class LocalizerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = "/tmp/shoal-localizer-test-" + std::to_string(::getpid());
-    std::string setup = "rm -rf " + dir_ + " && mkdir -p " + dir_ + "/src/d " + dir_ + "/task && cd " + dir_ +
+    std::string setup = "mkdir -p " + dir_ + "/src/d " + dir_ + "/task && cd " + dir_ +
                         "/src && echo hi > d/a && mkfifo d/fifo && ln -s /etc/passwd d/sym"
                         " && tar -cf ../fifo.tar d/a d/fifo && tar -cf ../sym.tar d/sym && tar -cf ../ok.tar d/a";
     ASSERT_EQ(std::system(setup.c_str()), 0);
   }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
 
   Status Unpack(const std::string& archive) {
     std::map<std::string, std::string> env;
     return Localize({}, {{dir_ + "/" + archive, "lib", {}}}, dir_ + "/task", RealProcessLauncher::Instance(), env);
   }
 
-  std::string dir_;
+  testing_support::ScratchDirectory scratch_{"localizer"};
+  std::string dir_ = scratch_.path();
 };
 
 TEST_F(LocalizerTest, TheUnpackerRefusesLinksDevicesAndFifosBeforeUnpackingAnything) {

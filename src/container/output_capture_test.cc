@@ -12,6 +12,8 @@
 #include <thread>
 #include <vector>
 
+#include "testing/scratch_directory.h"
+
 namespace shoal {
 namespace {
 
@@ -32,13 +34,10 @@ class OutputCaptureOfOneProgram : public ::testing::Test {
   void SetUp() override {
     ASSERT_EQ(pipe(out_), 0);
     ASSERT_EQ(pipe(err_), 0);
-    log_ = mkstemp(path_);
+    log_ = open(path_.c_str(), O_RDWR | O_CREAT | O_EXCL, 0600);
     capture_.emplace(out_[0], err_[0], log_, [this](std::string_view line) { lines_.emplace_back(line); });
   }
-  void TearDown() override {
-    close(log_);
-    unlink(path_);
-  }
+  void TearDown() override { close(log_); }
   static void Write(int fd, const std::string& text) {
     ASSERT_EQ(write(fd, text.data(), text.size()), static_cast<ssize_t>(text.size()));
   }
@@ -52,7 +51,8 @@ class OutputCaptureOfOneProgram : public ::testing::Test {
     return ReadAll(path_);
   }
   int out_[2], err_[2];
-  char path_[32] = "/tmp/shoal-capture-XXXXXX";
+  testing_support::ScratchDirectory scratch_{"capture"};
+  std::string path_ = scratch_ / "task.log";
   int log_ = -1;
   std::vector<std::string> lines_;
   std::optional<OutputCapture> capture_;
@@ -103,8 +103,9 @@ TEST(OutputCapture, PrefixesTheLinesOfSeveralProcesses) {
   int a[2], b[2];
   ASSERT_EQ(pipe(a), 0);
   ASSERT_EQ(pipe(b), 0);
-  char path[] = "/tmp/shoal-capture-XXXXXX";
-  int log = mkstemp(path);
+  testing_support::ScratchDirectory scratch("capture");
+  std::string path = scratch / "task.log";
+  int log = open(path.c_str(), O_RDWR | O_CREAT | O_EXCL, 0600);
   std::vector<std::string> lines;
   {
     OutputCapture capture({{a[0], "[0] ", true}, {b[0], "[1] ", true}}, log,
@@ -124,7 +125,6 @@ TEST(OutputCapture, PrefixesTheLinesOfSeveralProcesses) {
   EXPECT_NE(logged.find("[0] last\n"), std::string::npos) << logged;
   EXPECT_EQ(lines.size(), 3u);
   close(log);
-  unlink(path);
 }
 
 // A secret split across two writes is still masked, in the log and in the lines the
@@ -146,8 +146,9 @@ TEST_F(OutputCaptureOfOneProgram, AWakeDescriptorEndsTheWaitAndIsLeftUnread) {
 }
 
 TEST(OutputCapture, WithEveryStreamClosedItStillWaitsForAWakeDescriptor) {
-  char path[] = "/tmp/shoal-capture-XXXXXX";
-  int log = mkstemp(path);
+  testing_support::ScratchDirectory scratch("capture");
+  std::string path = scratch / "task.log";
+  int log = open(path.c_str(), O_RDWR | O_CREAT | O_EXCL, 0600);
   OutputCapture capture({}, log, [](std::string_view) {});
   int wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   ASSERT_GE(wake, 0);
@@ -164,7 +165,6 @@ TEST(OutputCapture, WithEveryStreamClosedItStillWaitsForAWakeDescriptor) {
   EXPECT_LT(waited, std::chrono::seconds(30));       // and woke for it, not for the timeout
   close(wake);
   close(log);
-  unlink(path);
 }
 
 TEST_F(OutputCaptureOfOneProgram, MasksSecretValuesEvenWhenSplitAcrossWrites) {

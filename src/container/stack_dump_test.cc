@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "container/process_tree.h"
+#include "testing/scratch_directory.h"
 
 namespace shoal {
 namespace {
@@ -45,8 +46,8 @@ bool WaitUntilAsleep(pid_t pid, const std::string& comm, const std::string& mark
 // program is still running afterwards.
 TEST(StackDump, NativeAndPythonStacksOfARunningProgram) {
   auto& processes = RealProcessLauncher::Instance();
-  const std::string marker = std::filesystem::temp_directory_path() / ("shoal-stack-test-" + std::to_string(getpid()));
-  std::filesystem::remove(marker);
+  testing_support::ScratchDirectory scratch("stack");
+  const std::string marker = scratch / "asleep";
   auto python = processes.Spawn({.argv = {"/usr/bin/python3", "-c",
                                           "import sys, time\ndef wait_here():\n    time.sleep(60)\n"
                                           "open(sys.argv[1], 'w').close()\nwait_here()\n",
@@ -55,7 +56,6 @@ TEST(StackDump, NativeAndPythonStacksOfARunningProgram) {
                                  .new_process_group = true});
   ASSERT_TRUE(python.ok()) << python.status().ToString();
   ASSERT_TRUE(WaitUntilAsleep(*python, "python3", marker)) << "the interpreter never reached the sleep";
-  std::filesystem::remove(marker);
   std::string text = DumpStacks(processes, {*python});
   EXPECT_NE(text.find("=== pid " + std::to_string(*python) + ": /usr/bin/python3 -c"), std::string::npos) << text;
   EXPECT_NE(text.find("Thread 1"), std::string::npos) << "native stacks: " << text;

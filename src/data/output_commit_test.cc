@@ -1,7 +1,6 @@
 #include "data/output_commit.h"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -22,7 +21,8 @@ namespace {
 TEST(OutputCommitTest, SuccessMarkerComesLastAndTemporaryGoes) {
   auto& mem = storage::MemStorage::Shared();
   mem.CreateBucket("commit");
-  std::string dir = std::filesystem::temp_directory_path() / ("shoal-commit-" + std::to_string(::getpid()));
+  ScratchFolder local("commit");
+  const std::string& dir = local.path();
   ASSERT_TRUE(MakeDirectories(dir + "/sub").ok());
   ASSERT_TRUE(WriteFileAtomic(dir + "/model.bin", "w").ok());
   ASSERT_TRUE(WriteFileAtomic(dir + "/sub/opt.bin", "o").ok());
@@ -34,15 +34,13 @@ TEST(OutputCommitTest, SuccessMarkerComesLastAndTemporaryGoes) {
   EXPECT_EQ(keys, (std::vector<std::string>{"commit/out/worker-0/_SUCCESS", "commit/out/worker-0/model.bin",
                                                   "commit/out/worker-0/sub/opt.bin"}));
   EXPECT_EQ(mem.ReadRange("mem://commit/out/worker-0/_SUCCESS", 0, 100).value(), "model.bin\nsub/opt.bin\n");
-
-  std::filesystem::remove_all(dir);
 }
 
 TEST(OutputCommitTest, AKilledUploadLeavesNoMarker) {
   auto& mem = storage::MemStorage::Shared();
   mem.CreateBucket("killed");
-  std::string dir = std::filesystem::temp_directory_path() / ("shoal-commit-k-" + std::to_string(::getpid()));
-  ASSERT_TRUE(MakeDirectories(dir).ok());
+  ScratchFolder local("commit-k");
+  const std::string& dir = local.path();
   ASSERT_TRUE(WriteFileAtomic(dir + "/a", "1").ok());
   ASSERT_TRUE(WriteFileAtomic(dir + "/b", "2").ok());
   ASSERT_TRUE(mem.PutString("mem://killed/out/_SUCCESS", "a\n").ok());
@@ -57,7 +55,6 @@ TEST(OutputCommitTest, AKilledUploadLeavesNoMarker) {
   EXPECT_NE(s.message().find("mem://killed/out"), std::string::npos);
   EXPECT_EQ(mem.Stat("mem://killed/out/_SUCCESS").status().code(), StatusCode::kNotFound);
   EXPECT_EQ(mem.ReadRange("mem://killed/out/a", 0, 10).value(), "old") << "nothing committed outside _temporary";
-  std::filesystem::remove_all(dir);
 }
 
 // A local output folder for one test, removed at its end.

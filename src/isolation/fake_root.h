@@ -3,23 +3,16 @@
 #pragma once
 
 #include <gtest/gtest.h>
-#include <stdlib.h>
 
-#include <filesystem>
 #include <string>
 
 #include "common/files.h"
+#include "testing/scratch_directory.h"
 
 namespace shoal {
 
 class FakeRoot : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char dir[] = "/tmp/shoal-cgroup-XXXXXX";
-    ASSERT_NE(mkdtemp(dir), nullptr);
-    root_ = dir;
-  }
-  void TearDown() override { std::filesystem::remove_all(root_); }
   // Writes `text` to root_ + path, making its directories.
   void Write(const std::string& path, const std::string& text) {
     ASSERT_TRUE(MakeDirectories(DirName(root_ + path)).ok());
@@ -29,7 +22,8 @@ class FakeRoot : public ::testing::Test {
     auto text = ReadFile(root_ + path);
     return text.ok() ? *text : "(missing)";
   }
-  std::string root_;
+  testing_support::ScratchDirectory scratch_{"cgroup"};
+  std::string root_ = scratch_.path();
 };
 
 }  // namespace shoal

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "common/files.h"
+#include "testing/scratch_directory.h"
 
 namespace shoal {
 namespace {
@@ -21,9 +22,6 @@ const std::string kNoShellId = std::string(64, 'b');
 class ImageStoreTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char pattern[] = "/tmp/shoal-images-XXXXXX";
-    ASSERT_NE(mkdtemp(pattern), nullptr);
-    dir_ = pattern;
     // The images' files: good has /bin -> usr/bin and /usr/bin/sh -> /usr/bin/dash (absolute).
     std::filesystem::create_directories(dir_ + "/good/usr/bin");
     WriteExecutable(dir_ + "/good/usr/bin/dash", "#!/bin/true\n");
@@ -59,7 +57,6 @@ esac
     ASSERT_TRUE(MakeDirectories(dir_ + "/store/overlay-images").ok());
     ASSERT_TRUE(WriteFileAtomic(dir_ + "/store/overlay-images/images.json", "[]").ok());
   }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
 
   void WriteExecutable(const std::string& path, const std::string& text) {
     ASSERT_TRUE(WriteFileAtomic(path, text).ok());
@@ -82,7 +79,8 @@ esac
     return spec;
   }
 
-  std::string dir_;
+  testing_support::ScratchDirectory scratch_{"images"};
+  std::string dir_ = scratch_.path();
 };
 
 TEST_F(ImageStoreTest, ResolvesEveryImageOfTheSpecToItsIdAndRootExtractedOnce) {

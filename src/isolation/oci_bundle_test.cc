@@ -5,9 +5,10 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <filesystem>
 
 #include <gtest/gtest.h>
+
+#include "testing/scratch_directory.h"
 
 namespace shoal {
 namespace {
@@ -120,9 +121,8 @@ TEST(OciBundle, ContainersAreNamedAfterTheirTasksGroupSoTheServerFindsWhatTheyLe
 
 TEST(OciBundle, GpuDevicesAreTheNodesThatExist) {
   if (geteuid() != 0) GTEST_SKIP() << "making device nodes needs root";
-  char folder[] = "/tmp/shoal-dev-XXXXXX";
-  ASSERT_NE(mkdtemp(folder), nullptr);
-  std::string dev = folder;
+  testing_support::ScratchDirectory folder("dev");
+  const std::string& dev = folder.path();
   ASSERT_EQ(mknod((dev + "/nvidia1").c_str(), S_IFCHR | 0600, makedev(195, 1)), 0);
   ASSERT_EQ(mknod((dev + "/nvidiactl").c_str(), S_IFCHR | 0600, makedev(195, 255)), 0);
   auto devices = GpuDevices({0, 1}, dev);  // no nvidia0 here
@@ -132,7 +132,6 @@ TEST(OciBundle, GpuDevicesAreTheNodesThatExist) {
   EXPECT_EQ(devices[1].path, "/dev/nvidia1");
   EXPECT_EQ(devices[1].major, 195);
   EXPECT_TRUE(GpuDevices({0}, "/nonexistent").empty());
-  std::filesystem::remove_all(dev);
 }
 
 }  // namespace

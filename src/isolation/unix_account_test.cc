@@ -33,6 +33,8 @@ TEST(UnixAccount, LooksUpAnAccountWithItsGroups) {
 class Folders : public ::testing::Test {
  protected:
   void SetUp() override {
+    // Under /tmp rather than a ScratchDirectory in $TMPDIR: nobody must pass through every
+    // folder above top_, and /tmp lets anyone through where $TMPDIR may not (mktemp -d: 0700).
     char pattern[] = "/tmp/unix-account-XXXXXX";
     ASSERT_NE(mkdtemp(pattern), nullptr);
     top_ = pattern;

@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "testing/scratch_directory.h"
+
 namespace shoal {
 namespace {
 
@@ -123,10 +125,8 @@ TEST(QueueConfig, RefusesEachProblemWithItsLineAndFix) {
 }
 
 TEST(QueueConfigFile, ReloadsWhenTheFileChangesAndKeepsTheLastGoodOne) {
-  std::string dir = testing::TempDir() + "/queue_config_file";
-  std::filesystem::create_directories(dir);
-  std::string path = dir + "/queues.yaml";
-  std::filesystem::remove(path);
+  testing_support::ScratchDirectory dir("queue-config");
+  std::string path = dir / "queues.yaml";  // none yet
   QueueConfigFile file(path);
   ASSERT_TRUE(file.Load().ok());
   EXPECT_EQ(file.config().queues.size(), 1u);

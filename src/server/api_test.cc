@@ -3,9 +3,7 @@
 #include "server/api.h"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
-#include <filesystem>
 #include <thread>
 
 #include "common/files.h"
@@ -15,6 +13,7 @@
 #include "server/test_jobs.h"
 #include "server/user_tokens.h"
 #include "server/web_ui.h"
+#include "testing/scratch_directory.h"
 
 namespace shoal {
 namespace {
@@ -73,7 +72,8 @@ class ApiTest : public ::testing::TestWithParam<bool> {
   }
 
   static constexpr const char* kServerToken = "server-token-0123456789abcdef0123456789";
-  TestJobs jobs_{"api"};
+  testing_support::ScratchDirectory scratch_{"api"};
+  TestJobs jobs_{scratch_ / "jobs.db", scratch_ / "home"};
   std::unique_ptr<JobManager>& manager_ = jobs_.manager;
   ServerAuth auth_ = ServerAuth::WithToken(kServerToken, true);
   RequestMetrics requests_;
@@ -292,7 +292,7 @@ TEST_P(ApiTest, ALoopbackServerRefusesRequestsAddressedToAnotherHostWithoutAToke
 class OwnershipTest : public ApiTest {
  protected:
   void SetUp() override {
-    home_ = "/tmp/shoal-api-users-" + std::to_string(getpid());
+    home_ = scratch_ / "users";
     ASSERT_TRUE(MakeDirectories(home_).ok());
     ann_ = AddUser(home_, "ann", false).value();
     bob_ = AddUser(home_, "bob", false).value();
@@ -308,10 +308,6 @@ class OwnershipTest : public ApiTest {
     port_ = BindServer(http_, "127.0.0.1", 0).value();
     thread_ = std::thread([this] { http_.listen_after_bind(); });
     while (!http_.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  void TearDown() override {
-    ApiTest::TearDown();
-    std::filesystem::remove_all(home_);
   }
   std::string SubmitAs(const std::string& token, const std::string& claimed_user) {
     auto reply = SendAs(token, "POST", "/api/v1/jobs",

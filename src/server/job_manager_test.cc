@@ -1,7 +1,6 @@
 #include "server/job_manager.h"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -9,6 +8,7 @@
 #include <thread>
 
 #include "server/test_jobs.h"
+#include "testing/scratch_directory.h"
 
 namespace shoal {
 namespace {
@@ -48,7 +48,8 @@ class JobManagerTest : public ::testing::Test {
     backend_.Finish(id + "/" + std::to_string(attempt), ExitInfo{state == "SUCCEEDED" ? 0 : 1, 0});
   }
 
-  TestJobs jobs_{"manager"};
+  testing_support::ScratchDirectory scratch_{"manager"};
+  TestJobs jobs_{scratch_ / "jobs.db", scratch_ / "home"};
   ManualClock& clock_ = jobs_.clock;
   FakeBackend& backend_ = jobs_.backend;
   std::unique_ptr<JobStore>& store_ = jobs_.store;
@@ -93,13 +94,13 @@ TEST_F(JobManagerTest, TheClusterViewListsEachNodeWithWhatIsAllocatedAndWhetherL
 
 TEST(JobManagerSteps, TestsStepTheSchedulerThemselves) {
   // No scheduler thread: every pass is the test's, on a fake clock, so nothing races it.
-  const std::string db = "/tmp/shoal-steps-test-" + std::to_string(getpid()) + ".db";
-  unlink(db.c_str());
+  testing_support::ScratchDirectory scratch("steps");
+  const std::string db = scratch / "jobs.db";
   auto store = JobStore::Open(db).value();
   auto series = SeriesStore::Open(db).value();
   FakeClock clock;
   FakeBackend backend{ClusterCapacity{{2, 8LL << 30, 0}, {2, 8LL << 30, 0}}};
-  JobManager manager(*store, *series, backend, clock, "http://127.0.0.1:1", "/tmp/shoal-steps-home");
+  JobManager manager(*store, *series, backend, clock, "http://127.0.0.1:1", scratch / "home");
   ASSERT_TRUE(manager.Recover().ok());
   std::string first = manager.Submit(Spec("first", 2, 1)).value();
   std::string second = manager.Submit(Spec("second", 1, 1)).value();
@@ -114,7 +115,6 @@ TEST(JobManagerSteps, TestsStepTheSchedulerThemselves) {
   EXPECT_EQ(manager.Get(first, 0, 0).value()["state"], "SUCCEEDED");
   EXPECT_EQ(manager.Get(second, 0, 0).value()["state"], "RUNNING");
   manager.Stop();
-  for (const char* suffix : {"", "-wal", "-shm"}) unlink((db + suffix).c_str());
 }
 
 TEST_F(JobManagerTest, RefusesJobsLargerThanTheCluster) {
@@ -202,11 +202,8 @@ TEST_F(JobManagerTest, QueuesWhatDoesNotFitAndStartsItWhenResourcesFree) {
 class QueuesHome {
  public:
   QueuesHome(const std::string& name, const std::string& queues)
-      : home_(MakeHome("/tmp/shoal-" + name + "-home-" + std::to_string(getpid()), queues)), jobs(home_ + "/jobs.db", home_) {}
-  ~QueuesHome() {
-    jobs.manager->Stop();
-    std::filesystem::remove_all(home_);
-  }
+      : scratch_(name), home_(MakeHome(scratch_ / "home", queues)), jobs(home_ + "/jobs.db", home_) {}
+  ~QueuesHome() { jobs.manager->Stop(); }
   JobManager& manager() { return *jobs.manager; }
   const std::string& home() const { return home_; }
   Json Job(const std::string& id) { return jobs.manager->Get(id, 0, 0).value(); }
@@ -226,6 +223,7 @@ class QueuesHome {
     std::ofstream(home + "/queues.yaml") << queues;
     return home;
   }
+  testing_support::ScratchDirectory scratch_;
   std::string home_;
 
  public:
@@ -397,7 +395,7 @@ TEST(JobManagerQueues, WithServiceLevelsANewJobPreemptsALongRunningOneThatCheckp
   home.jobs.backend.Finish(fresh + "/1", ExitInfo{0, 0});
 
   std::string served, next;
-  ASSERT_NO_FATAL_FAILURE(PreemptALongJobForService(home, "/tmp/shoal-service-ckpt", served, next));
+  ASSERT_NO_FATAL_FAILURE(PreemptALongJobForService(home, home.home() + "/ckpt", served, next));
   Json preempted = home.Job(served);
   EXPECT_EQ(preempted["attempts"][0]["state"], "PREEMPTED");
   EXPECT_NE(preempted["message"].get<std::string>().find("for " + next + " in queue default, which has had less service"),
@@ -409,7 +407,7 @@ TEST(JobManagerQueues, AServedJobThatWaitedPastMaxWaitToResumeGoesFirstAndIsNotP
   QueuesHome home("resume", "service_levels: [0.001]\nmin_run_before_preemption: 0s\nmax_wait_to_resume: 1h\n");
   ASSERT_TRUE(home.jobs.started);
   std::string served, next;
-  ASSERT_NO_FATAL_FAILURE(PreemptALongJobForService(home, "/tmp/shoal-resume-ckpt", served, next));
+  ASSERT_NO_FATAL_FAILURE(PreemptALongJobForService(home, home.home() + "/ckpt", served, next));
   ASSERT_TRUE(home.WaitFor([&] { return home.Job(next)["state"] == "RUNNING"; }));
   // Half an hour waiting: behind a fresh job; past an hour in all: first, by its bound.
   home.jobs.clock.Advance(30 * 60'000);
@@ -501,7 +499,7 @@ TEST_F(JobManagerTest, RestartFailsAttemptsWhoseAmIsGoneAndKeepsTheQueue) {
   ASSERT_TRUE(Eventually([&] { return State(running) == "RUNNING"; }));
   manager_->Stop();
   FakeBackend fresh{ClusterCapacity{{4, 8LL << 30, 0}, {4, 8LL << 30, 0}}};
-  JobManager restarted(*store_, *series_, fresh, clock_, "http://127.0.0.1:1", "/tmp/shoal-manager-home");
+  JobManager restarted(*store_, *series_, fresh, clock_, "http://127.0.0.1:1", manager_->home());
   ASSERT_TRUE(restarted.Start().ok());
   EXPECT_EQ(restarted.Get(running, 0, 0).value()["state"], "FAILED");
   EXPECT_NE(restarted.Get(running, 0, 0).value()["message"].get<std::string>().find("lost"), std::string::npos);

@@ -2,7 +2,6 @@
 // substring (case, `%`, `_`, GLOB and LIKE characters, quotes, non-ASCII) and page gives
 // what a scan of every job with instr() gives, whichever index the page is read through.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <optional>
@@ -12,6 +11,7 @@
 #include <sqlite3.h>
 
 #include "server/job_store.h"
+#include "testing/scratch_directory.h"
 
 namespace shoal {
 namespace {
@@ -23,15 +23,8 @@ struct Expected {
 
 class JobStoreList : public ::testing::Test {
  protected:
-  void SetUp() override {
-    path_ = "/tmp/shoal-store-list-" + std::to_string(getpid()) + ".db";
-    for (const char* suffix : {"", "-wal", "-shm"}) unlink((path_ + suffix).c_str());
-    store_ = std::move(JobStore::Open(path_).value());
-  }
-  void TearDown() override {
-    store_.reset();
-    for (const char* suffix : {"", "-wal", "-shm"}) unlink((path_ + suffix).c_str());
-  }
+  void SetUp() override { store_ = std::move(JobStore::Open(path_).value()); }
+  void TearDown() override { store_.reset(); }
 
   void Add(const std::string& name, const std::string& user, JobState state) {
     JobRecord job;
@@ -74,7 +67,8 @@ class JobStoreList : public ::testing::Test {
            filter.name.value_or("-") + "' limit=" + std::to_string(filter.limit) + " offset=" + std::to_string(filter.offset);
   }
 
-  std::string path_;
+  testing_support::ScratchDirectory scratch_{"store-list"};
+  std::string path_ = scratch_ / "jobs.db";
   std::unique_ptr<JobStore> store_;
   std::vector<JobRecord> all_;
 };

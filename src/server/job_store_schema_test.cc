@@ -5,9 +5,9 @@
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>
-#include <unistd.h>
 
 #include "server/job_store.h"
+#include "testing/scratch_directory.h"
 
 namespace shoal {
 namespace {
@@ -22,18 +22,8 @@ constexpr const char* kVersion1Schema =
 
 class JobStoreSchema : public ::testing::Test {
  protected:
-  void SetUp() override {
-    path_ = "/tmp/shoal-store-schema-" + std::to_string(getpid()) + ".db";
-    Remove();
-    ASSERT_EQ(sqlite3_open(path_.c_str(), &db_), SQLITE_OK);
-  }
-  void TearDown() override {
-    sqlite3_close(db_);
-    Remove();
-  }
-  void Remove() {
-    for (const char* suffix : {"", "-wal", "-shm"}) unlink((path_ + suffix).c_str());
-  }
+  void SetUp() override { ASSERT_EQ(sqlite3_open(path_.c_str(), &db_), SQLITE_OK); }
+  void TearDown() override { sqlite3_close(db_); }
   void Exec(const std::string& sql) { ASSERT_EQ(sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK) << sql; }
 
   // A job row as the previous server's JobStore::Insert wrote it.
@@ -67,7 +57,8 @@ class JobStoreSchema : public ::testing::Test {
     return value;
   }
 
-  std::string path_;
+  testing_support::ScratchDirectory scratch_{"store-schema"};
+  std::string path_ = scratch_ / "jobs.db";
   sqlite3* db_ = nullptr;
 };
 

@@ -9,6 +9,7 @@
 #include <cstdlib>
 
 #include "server/series_store.h"
+#include "testing/scratch_directory.h"
 
 namespace shoal {
 namespace {
@@ -22,8 +23,8 @@ JobRecord Job(const std::string& name, const std::string& user) {
 }
 
 TEST(JobStore, PersistsAcrossReopenAndFilters) {
-  std::string path = "/tmp/shoal-store-test-" + std::to_string(getpid()) + ".db";
-  unlink(path.c_str());
+  testing_support::ScratchDirectory scratch("store");
+  std::string path = scratch / "jobs.db";
   {
     auto store = JobStore::Open(path);
     ASSERT_TRUE(store.ok()) << store.status().ToString();
@@ -62,12 +63,11 @@ TEST(JobStore, PersistsAcrossReopenAndFilters) {
   auto by_state = (*store)->List(JobFilter{.state = "SUCCEEDED"});
   ASSERT_TRUE(by_state.ok());
   EXPECT_EQ(by_state->second, 1);
-  unlink(path.c_str());
 }
 
 TEST(JobStore, TheHistoryAndItsWalAreTheOwnersAlone) {
-  std::string path = "/tmp/shoal-store-mode-" + std::to_string(getpid()) + ".db";
-  unlink(path.c_str());
+  testing_support::ScratchDirectory scratch("store-mode");
+  std::string path = scratch / "jobs.db";
   {
     int loose = open(path.c_str(), O_CREAT | O_WRONLY, 0644);  // as an older server left it
     ASSERT_GE(loose, 0);
@@ -84,7 +84,6 @@ TEST(JobStore, TheHistoryAndItsWalAreTheOwnersAlone) {
     EXPECT_EQ(st.st_mode & 0777, 0600u) << path << suffix << " holds secret values";
   }
   store->reset();
-  for (const char* suffix : {"", "-wal", "-shm"}) unlink((path + suffix).c_str());
 }
 
 TEST(JobStore, AnotherProcessReadingTheHistorySeesEveryWrite) {
@@ -94,8 +93,8 @@ TEST(JobStore, AnotherProcessReadingTheHistorySeesEveryWrite) {
   // history and closed believed itself the last user, checkpointed and deleted the WAL,
   // and every later write of the server went to the deleted file: invisible to every
   // other process, and lost if the server ended without closing the history.
-  std::string path = "/tmp/shoal-store-shared-" + std::to_string(getpid()) + ".db";
-  for (const char* suffix : {"", "-wal", "-shm"}) unlink((path + suffix).c_str());
+  testing_support::ScratchDirectory scratch("store-shared");
+  std::string path = scratch / "jobs.db";
   auto store = JobStore::Open(path);
   ASSERT_TRUE(store.ok()) << store.status().ToString();
   auto series = SeriesStore::Open(path);
@@ -115,12 +114,11 @@ TEST(JobStore, AnotherProcessReadingTheHistorySeesEveryWrite) {
   EXPECT_TRUE(other_process_counts(2)) << "the write after another process's read is invisible to it";
   store->reset();
   series->reset();
-  for (const char* suffix : {"", "-wal", "-shm"}) unlink((path + suffix).c_str());
 }
 
 TEST(JobStore, ADamagedRowIsNamedAndTheOtherJobsStillRecover) {
-  std::string path = "/tmp/shoal-store-damaged-" + std::to_string(getpid()) + ".db";
-  unlink(path.c_str());
+  testing_support::ScratchDirectory scratch("store-damaged");
+  std::string path = scratch / "jobs.db";
   {
     auto store = JobStore::Open(path);
     ASSERT_TRUE(store.ok()) << store.status().ToString();
@@ -145,7 +143,6 @@ TEST(JobStore, ADamagedRowIsNamedAndTheOtherJobsStillRecover) {
   ASSERT_TRUE(unfinished.ok());
   ASSERT_EQ(unfinished->size(), 1u) << "the damaged job is left out; the other recovers";
   EXPECT_EQ((*unfinished)[0].id, "job-2");
-  unlink(path.c_str());
 }
 
 }  // namespace

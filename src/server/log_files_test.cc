@@ -1,15 +1,17 @@
 #include "server/log_files.h"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <fstream>
+
+#include "testing/scratch_directory.h"
 
 namespace shoal {
 namespace {
 
 TEST(LogFiles, ReadsChunksAndSearchesLines) {
-  std::string path = "/tmp/shoal-log-test-" + std::to_string(getpid()) + ".log";
+  testing_support::ScratchDirectory scratch("log");
+  std::string path = scratch / "task.log";
   {
     std::ofstream out(path);
     out << "epoch 1 loss=0.9\n<script>alert(1)</script>\nEPOCH 2 loss=0.5\nno newline at the end";
@@ -29,7 +31,6 @@ TEST(LogFiles, ReadsChunksAndSearchesLines) {
   EXPECT_EQ(capped["matches"].size(), 1u);
   EXPECT_TRUE(capped["truncated"].get<bool>());
   EXPECT_EQ(SearchLog(path, "", 10).status().code(), StatusCode::kInvalidArgument);
-  unlink(path.c_str());
 }
 
 }  // namespace

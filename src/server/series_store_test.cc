@@ -1,19 +1,14 @@
 #include "server/series_store.h"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
+
+#include "testing/scratch_directory.h"
 
 namespace shoal {
 namespace {
 
 class SeriesStoreTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    path_ = "/tmp/shoal-series-test-" + std::to_string(getpid()) + ".db";
-    unlink(path_.c_str());
-  }
-  void TearDown() override { unlink(path_.c_str()); }
-
   static TaskSeries Task(const std::string& role, int index, int64_t first_t, int samples, int points) {
     TaskSeries task{role, index, {}, {}};
     for (int i = 0; i < samples; ++i) task.samples.push_back(ResourceSample{first_t + i, 50.0, 1000 + i, 0.1, {}, 2.0});
@@ -21,7 +16,8 @@ class SeriesStoreTest : public ::testing::Test {
     return task;
   }
 
-  std::string path_;
+  testing_support::ScratchDirectory scratch_{"series"};
+  std::string path_ = scratch_ / "series.db";
 };
 
 TEST_F(SeriesStoreTest, AppendsPerJobAttemptAndTaskAndLoadsWithACursor) {

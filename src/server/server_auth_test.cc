@@ -2,14 +2,13 @@
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
-#include <filesystem>
 #include <fstream>
 
 #include "common/files.h"
 #include "server/job_access.h"
 #include "server/user_tokens.h"
+#include "testing/scratch_directory.h"
 
 namespace shoal {
 namespace {
@@ -17,12 +16,12 @@ namespace {
 class AuthHome : public ::testing::Test {
  protected:
   void SetUp() override { ASSERT_TRUE(MakeDirectories(home_).ok()); }
-  void TearDown() override { std::filesystem::remove_all(home_); }
   static int Mode(const std::string& path) {
     struct stat st {};
     return stat(path.c_str(), &st) == 0 ? static_cast<int>(st.st_mode & 0777) : -1;
   }
-  std::string home_ = "/tmp/shoal-auth-test-" + std::to_string(getpid());
+  testing_support::ScratchDirectory scratch_{"auth"};
+  std::string home_ = scratch_ / "home";
 };
 
 TEST(ServerAuth, KnowsLoopbackAddresses) {

@@ -1,5 +1,7 @@
 // For the server's tests and the API fuzzer: a started JobManager on the fake backend
 // (4 CPUs, 8 GiB) and a fake clock, over a fresh history file that is removed afterwards.
+// The caller names the file and the manager's home: tests take both inside a
+// ScratchDirectory (testing/scratch_directory.h; not included here, the fuzzer has no gtest).
 // Thread-safety: as JobManager; one per test.
 #pragma once
 
@@ -20,8 +22,6 @@ inline Result<Json> ReportJson(JobManager& manager, const std::string& id, int a
 }
 
 struct TestJobs {
-  explicit TestJobs(const std::string& name)
-      : TestJobs("/tmp/shoal-" + name + "-test-" + std::to_string(getpid()) + ".db", "/tmp/shoal-" + name + "-home") {}
   TestJobs(std::string db_path, const std::string& home) : path(std::move(db_path)) {
     unlink(path.c_str());
     store = std::move(JobStore::Open(path).value());

@@ -1,9 +1,10 @@
 #include "spec/shipping.h"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <cstdlib>
+
+#include "testing/scratch_directory.h"
 
 namespace shoal {
 namespace {
@@ -75,8 +76,9 @@ TEST(Shipping, OnlyFilesAndFoldersInsideTheFolderMayBeUnpacked) {
 
 // Real archives, listed by the real tools: each kind of member is refused by name.
 TEST(Shipping, ArchivesHoldingLinksDevicesOrFifosAreRefusedNamingTheMember) {
-  std::string dir = "/tmp/shoal-shipping-test-" + std::to_string(::getpid());
-  std::string setup = "rm -rf " + dir + " && mkdir -p " + dir + "/src/d && cd " + dir + "/src && echo hi > d/a"
+  testing_support::ScratchDirectory scratch("shipping");
+  const std::string& dir = scratch.path();
+  std::string setup = "mkdir -p " + dir + "/src/d && cd " + dir + "/src && echo hi > d/a"
                       " && ln -s /etc/passwd d/sym && ln d/a d/hard && mkfifo d/fifo"
                       " && tar -cf ../sym.tar d/a d/sym && tar -cf ../hard.tar d/a d/hard && tar -cf ../fifo.tar d/fifo"
                       " && tar -czf ../ok.tar.gz d/a && zip -qy ../sym.zip d/a d/sym";
@@ -101,7 +103,6 @@ TEST(Shipping, ArchivesHoldingLinksDevicesOrFifosAreRefusedNamingTheMember) {
     EXPECT_EQ(issues[0].field, "archives[0].path");
     EXPECT_NE(issues[0].problem.find(c.expected), std::string::npos) << issues[0].problem;
   }
-  std::system(("rm -rf " + dir).c_str());
 }
 
 }  // namespace

@@ -2,13 +2,13 @@
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <filesystem>
 
 #include "common/files.h"
 #include "storage/glob.h"
 #include "storage/mem/mem_storage.h"
+#include "testing/scratch_directory.h"
 
 namespace shoal::storage {
 namespace {
@@ -45,15 +45,13 @@ bool Write(const std::filesystem::path& path, const std::string& content) {
 class FileStorageTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() / ("shoal-storage-test-" + std::to_string(::getpid()));
-    std::filesystem::remove_all(dir_);
     ASSERT_TRUE(Write(dir_ / "data/a.csv", "1\n2\n"));
     ASSERT_TRUE(Write(dir_ / "data/b.csv", "3\n"));
     ASSERT_TRUE(Write(dir_ / "data/sub/c.csv", "4\n"));
     ASSERT_TRUE(Write(dir_ / "data/readme.txt", "x"));
   }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-  std::filesystem::path dir_;
+  testing_support::ScratchDirectory scratch_{"storage"};
+  std::filesystem::path dir_ = scratch_.path();
 };
 
 TEST_F(FileStorageTest, ExpandsGlobsFoldersAndFileUris) {

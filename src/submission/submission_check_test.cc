@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "submission/launch_limits.h"
+#include "testing/scratch_directory.h"
 
 namespace shoal {
 namespace {
@@ -92,10 +93,11 @@ TEST(CheckSubmission, RefusesACheckpointFolderInTheHomeOrOneThatCannotBeWritten)
   EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(status.message().find("checkpoint.uri: cannot write to '/proc/shoal-checkpoints'"), std::string::npos)
       << status.message();
-  ParsedSpec writable = Parse("checkpoint: {uri: /tmp/shoal-submission-test-checkpoints}\nroles: {w: {command: a}}\n");
+  testing_support::ScratchDirectory scratch("submission");
+  const std::string checkpoints = scratch / "checkpoints";  // made by the check's probe
+  ParsedSpec writable = Parse("checkpoint: {uri: " + checkpoints + "}\nroles: {w: {command: a}}\n");
   EXPECT_TRUE(CheckSubmission(writable, kCapacity, home).ok());
-  EXPECT_TRUE(std::filesystem::is_empty("/tmp/shoal-submission-test-checkpoints")) << "the probe is deleted";
-  std::filesystem::remove_all("/tmp/shoal-submission-test-checkpoints");
+  EXPECT_TRUE(std::filesystem::is_empty(checkpoints)) << "the probe is deleted";
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 #include <lmdb.h>
+#include <stdlib.h>
 #include <zlib.h>
 
 #include <filesystem>
@@ -9,17 +10,12 @@
 
 #include "train/caffe.pb.h"
 #include "storage/mem/mem_storage.h"
+#include "testing/scratch_directory.h"
 #include "train/partition.h"
 #include "train/uri.h"
 
 namespace shoal::train {
 namespace {
-
-std::string TempDir() {
-  auto dir = std::filesystem::temp_directory_path() / ("shoal-train-test-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  return dir.string();
-}
 
 void WriteIdx(const std::string& path, std::vector<uint32_t> dims, const std::vector<uint8_t>& bytes) {
   gzFile f = gzopen(path.c_str(), "wb");
@@ -35,7 +31,8 @@ void WriteIdx(const std::string& path, std::vector<uint32_t> dims, const std::ve
 }
 
 TEST(DataSource, IdxReadsOnlyTheRangeAndItsLabels) {
-  std::string dir = TempDir();
+  testing_support::ScratchDirectory scratch("train");
+  const std::string& dir = scratch.path();
   std::vector<uint8_t> pixels(5 * 2 * 3), labels = {0, 1, 2, 3, 4};
   for (size_t i = 0; i < pixels.size(); ++i) pixels[i] = static_cast<uint8_t>(i);
   WriteIdx(dir + "/t-images-idx3-ubyte.gz", {5, 2, 3}, pixels);
@@ -66,7 +63,8 @@ TEST(DataSource, IdxReadsOnlyTheRangeAndItsLabels) {
 
 // A damaged or hostile IDX header: refused by name, never allocated.
 TEST(DataSource, IdxHeadersPromisingTooMuchAreRefused) {
-  std::string dir = TempDir();
+  testing_support::ScratchDirectory scratch("train");
+  const std::string& dir = scratch.path();
   WriteIdx(dir + "/labels-idx1", {3}, {0, 1, 2});
   DataSpec spec{dir + "/huge-idx3", dir + "/labels-idx1"};
   WriteIdx(spec.source, {3, 65536, 65536}, {1, 2, 3});  // 4 GiB an image
@@ -126,7 +124,8 @@ TEST(DataSource, MeanImageIsSubtractedAtEachElementsOwnPositionBeforeScaling) {
 }
 
 TEST(DataSource, CsvRowsWithHeaderAndShape) {
-  std::string path = TempDir() + "/rows.csv";
+  testing_support::ScratchDirectory scratch("train");
+  std::string path = scratch / "rows.csv";
   std::ofstream(path) << "label,a,b,c,d\n1,0.5,1,2,3\n0,4,5,6,7\n\n2,8,9,10,11\n";
   DataSpec spec{path};
   spec.channels = 1; spec.height = 2; spec.width = 2;
@@ -169,7 +168,8 @@ void WriteLmdb(const std::string& dir, const std::vector<caffe::Datum>& datums) 
 }
 
 TEST(DataSource, LmdbOfCaffeDatums) {
-  std::string dir = TempDir() + "/lmdb";
+  testing_support::ScratchDirectory scratch("train");
+  std::string dir = scratch / "lmdb";
   std::vector<caffe::Datum> datums(4);
   for (int i = 0; i < 4; ++i) {
     datums[i].set_channels(1); datums[i].set_height(1); datums[i].set_width(2);
@@ -197,6 +197,10 @@ TEST(DataSource, LmdbOfCaffeDatums) {
 }
 
 TEST(DataSource, StorageUrisAreFetchedOnceAndWrittenWhole) {
+  // The local copy goes to $SHOAL_TASK_DIR/train-cache; without one, to /tmp/shoal-train-cache,
+  // where every run of this test would read the copy the first one left.
+  testing_support::ScratchDirectory task_dir("train-task");
+  ASSERT_EQ(setenv("SHOAL_TASK_DIR", task_dir.path().c_str(), 1), 0);
   storage::MemStorage::Shared().CreateBucket("train-test");
   ASSERT_TRUE(WriteFileAtomic("mem://train-test/in/rows.csv", "3,1,2\n4,5,6\n").ok());
   DataSpec spec{"mem://train-test/in/rows.csv"};
@@ -208,6 +212,7 @@ TEST(DataSource, StorageUrisAreFetchedOnceAndWrittenWhole) {
   EXPECT_EQ(*ReadFileBytes("mem://train-test/in/rows.csv"), "3,1,2\n4,5,6\n");
   EXPECT_FALSE(CheckUri("gopher://x/y", "model").ok());
   EXPECT_EQ(UriJoin(UriDir("s3://b/models/m.caffemodel"), "m_iter_5.solverstate"), "s3://b/models/m_iter_5.solverstate");
+  unsetenv("SHOAL_TASK_DIR");
 }
 
 TEST(Partition, SameReplicaReadsTheSameRecordsWhateverTheSplit) {

@@ -1,12 +1,12 @@
 #include "train/hdf5_snapshot.h"
 
 #include <hdf5.h>
-#include <unistd.h>
 
-#include <cstdio>
 #include <fstream>
 #include <gtest/gtest.h>
 #include <sstream>
+
+#include "testing/scratch_directory.h"
 
 namespace shoal::train {
 namespace {
@@ -21,17 +21,17 @@ caffe::BlobProto Blob(std::vector<int64_t> shape, std::vector<float> values) {
 // The bytes written to a real file and opened with HDF5's own API: the layout is Caffe's.
 class OnDisk {
  public:
-  explicit OnDisk(const std::string& bytes) : path_("/tmp/shoal-hdf5-test-" + std::to_string(getpid()) + ".h5") {
+  explicit OnDisk(const std::string& bytes) : path_(scratch_ / "snapshot.h5") {
     std::ofstream(path_, std::ios::binary) << bytes;
     file_ = H5Fopen(path_.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
   }
   ~OnDisk() {
-    if (file_ >= 0) H5Fclose(file_);
-    std::remove(path_.c_str());
+    if (file_ >= 0) H5Fclose(file_);  // before scratch_ goes
   }
   hid_t file() const { return file_; }
 
  private:
+  testing_support::ScratchDirectory scratch_{"hdf5"};
   std::string path_;
   hid_t file_ = -1;
 };

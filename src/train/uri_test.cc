@@ -2,9 +2,9 @@
 
 #include <gtest/gtest.h>
 
-#include <unistd.h>
-
 #include <filesystem>
+
+#include "testing/scratch_directory.h"
 
 namespace shoal::train {
 namespace {
@@ -37,12 +37,12 @@ TEST(Uri, RelativeFileUrisAndOtherHostsAreRefusedWithTheFix) {
 }
 
 TEST(Uri, WritesGoToThePathOfAFileUri) {
-  auto dir = std::filesystem::temp_directory_path() / ("shoal-uri-test-" + std::to_string(::getpid()));
+  testing_support::ScratchDirectory scratch("uri");
+  std::filesystem::path dir = scratch / "not-made-yet";
   std::string uri = "file:" + (dir / "out" / "m.model").string();
   ASSERT_TRUE(WriteFileAtomic(uri, "weights").ok());
   EXPECT_TRUE(std::filesystem::exists(dir / "out" / "m.model"));
   EXPECT_EQ(*ReadFileBytes("file://" + (dir / "out" / "m.model").string()), "weights");
-  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -2,13 +2,12 @@
 
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <unistd.h>
 
-#include <filesystem>
 #include <set>
 
 #include "backend/slurm/fake_slurm_commands.h"
 #include "common/files.h"
+#include "testing/scratch_directory.h"
 
 namespace shoal {
 namespace {
@@ -102,8 +101,6 @@ TEST_F(SlurmLauncherTest, AStepSlurmDoesNotListIsEndedThroughSrunWhenItsAgentDid
 class SharedStepTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = ::testing::TempDir() + "/shared-step-" + std::to_string(getpid());
-    ASSERT_TRUE(MakeDirectories(dir_).ok());
     auto launcher = SlurmContainerLauncher::FromEnvironment(
         {{"SHOAL_SLURM_ROLES", "worker"}, {"SLURM_JOB_NODELIST", "node[1-2]"}, {"SLURM_TASKS_PER_NODE", "2,1"},
          {"SLURMD_NODENAME", "node1"}, {"SLURM_JOB_ID", "812"},
@@ -129,9 +126,8 @@ class SharedStepTest : public ::testing::Test {
       ids_.push_back(*id);
     }
   }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-
-  std::string dir_;
+  testing_support::ScratchDirectory scratch_{"shared-step"};
+  std::string dir_ = scratch_.path();
   FakeClock clock_;
   FakeSlurmCommands commands_;
   RecordedProcesses processes_;

@@ -13,6 +13,7 @@
 #include "backend/slurm/slurm_state.h"
 #include "common/paths.h"
 #include "common/files.h"
+#include "testing/scratch_directory.h"
 
 namespace shoal {
 namespace {
@@ -347,7 +348,6 @@ TEST(SlurmState, NodesSayWhatIsAllocatedAndWhyTheyAreDown) {
 class SlurmBackendTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() / ("shoal-slurm-test-" + std::to_string(getpid()));
     commands_.answers["sinfo"] = [](const std::vector<std::string>& argv) {
       if (argv.size() > 1 && argv[1] == "--json") {
         return CommandOutput{0, R"({"nodes": [{"name": "node1", "state": "idle", "cpus": 4, "real_memory": 4000,
@@ -360,7 +360,6 @@ class SlurmBackendTest : public ::testing::Test {
     commands_.answers["squeue"] = [this](const std::vector<std::string>&) { return CommandOutput{0, Squeue(squeue_), ""}; };
     ASSERT_TRUE(backend_.Connect().ok());
   }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
 
   AttemptLaunch Launch() {
     AttemptLaunch launch{"job-3", 1, "http://10.253.0.1:7480", dir_.string() + "/attempt-1", {}};
@@ -368,7 +367,8 @@ class SlurmBackendTest : public ::testing::Test {
     return launch;
   }
 
-  std::filesystem::path dir_;
+  testing_support::ScratchDirectory scratch_{"slurm"};
+  std::filesystem::path dir_ = scratch_.path();
   FakeSlurmCommands commands_;
   FakeClock clock_{1'000};
   std::string squeue_;

@@ -1,7 +1,6 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
-#include <filesystem>
 #include <thread>
 
 #include "collective/rendezvous/file_store.h"
@@ -9,6 +8,7 @@
 #include "collective/rendezvous/http_store_handler.h"
 #include "collective/rendezvous/memory_store.h"
 #include "collective/rendezvous/prefix_store.h"
+#include "testing/scratch_directory.h"
 
 namespace shoal::collective {
 namespace {
@@ -45,11 +45,9 @@ TEST(StoreTest, Memory) {
 }
 
 TEST(StoreTest, File) {
-  auto dir = std::filesystem::temp_directory_path() / ("shoal-store-test-" + std::to_string(getpid()));
-  std::filesystem::remove_all(dir);
-  FileStore store(dir.string());
+  testing_support::ScratchDirectory scratch("store");
+  FileStore store(scratch / "store");  // a directory not made yet
   ExerciseStore(store);
-  std::filesystem::remove_all(dir);
 }
 
 TEST(StoreTest, PrefixKeepsAttemptsApart) {

@@ -1,5 +1,4 @@
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <condition_variable>
 #include <filesystem>
@@ -14,6 +13,7 @@
 #include "storage/s3/s3_storage.h"
 #include "storage/s3/s3_xml.h"
 #include "storage/s3/sigv4.h"
+#include "testing/scratch_directory.h"
 
 namespace shoal::storage {
 namespace {
@@ -206,7 +206,8 @@ TEST(S3StorageTest, DownloadsInParallelRangesAndUploadsMultipart) {
   FakeTransport* transport = fake.get();
   FakeClock clock;
   S3Storage s3(TestConfig(), std::move(fake), clock);
-  std::string dir = std::filesystem::temp_directory_path() / ("shoal-s3-test-" + std::to_string(::getpid()));
+  testing_support::ScratchDirectory scratch("s3");
+  std::string dir = scratch / "download";  // not made yet
   ASSERT_TRUE(s3.GetToFile("s3://b/obj", dir + "/obj").ok());
   EXPECT_EQ(ReadFile(dir + "/obj").value(), object);
   EXPECT_EQ(transport->requests.size(), 5u) << "one HEAD and four ranged GETs";
@@ -222,7 +223,6 @@ TEST(S3StorageTest, DownloadsInParallelRangesAndUploadsMultipart) {
             "<Part><PartNumber>4</PartNumber><ETag>\"e4\"</ETag></Part>"
             "</CompleteMultipartUpload>")
       << "every part, in order, with its own ETag";
-  std::filesystem::remove_all(dir);
 }
 
 TEST(S3StorageTest, AFailedMultipartUploadIsAbortedAndNamesTheObject) {
@@ -257,10 +257,10 @@ TEST(S3StorageTest, AFailedMultipartUploadIsAbortedAndNamesTheObject) {
     RetryPolicy policy;
     policy.sleep = [](int64_t) {};
     S3Storage s3(TestConfig(), std::move(fake), clock, policy);
-    std::string path = std::filesystem::temp_directory_path() / ("shoal-s3-abort-" + std::to_string(::getpid()));
+    testing_support::ScratchDirectory scratch("s3-abort");
+    std::string path = scratch / "model.bin";
     ASSERT_TRUE(WriteFileAtomic(path, std::string(36, 'x')).ok());
     Status s = s3.PutFromFile(path, "s3://b/out/model.bin");
-    std::filesystem::remove(path);
     ASSERT_FALSE(s.ok()) << (fail_completion ? "completion" : "part");
     EXPECT_NE(s.message().find("s3://b/out/model.bin"), std::string::npos) << s.message();
     EXPECT_NE(s.message().find(fail_completion ? "InternalError" : "AccessDenied"), std::string::npos) << s.message();
@@ -280,7 +280,8 @@ TEST(S3StorageTest, BrokenDownloadNamesTheObjectAndLeavesNoFile) {
   RetryPolicy policy;
   policy.sleep = [](int64_t) {};
   S3Storage s3(TestConfig(), std::move(fake), clock, policy);
-  std::string path = std::filesystem::temp_directory_path() / ("shoal-s3-broken-" + std::to_string(::getpid()));
+  testing_support::ScratchDirectory scratch("s3-broken");
+  std::string path = scratch / "part-7";
   Status s = s3.GetToFile("s3://b/data/part-7", path);
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.message().find("s3://b/data/part-7"), std::string::npos) << s.message();

@@ -24,6 +24,7 @@
 #include "collective/rendezvous/file_store.h"
 #include "collective/rendezvous/prefix_store.h"
 #include "collective/transport/tcp/device.h"
+#include "testing/scratch_directory.h"
 
 namespace shoal::collective {
 namespace {
@@ -40,16 +41,6 @@ struct Layout {
 
 class TcpTest : public ::testing::TestWithParam<Layout> {
  protected:
-  void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("shoal-tcp-test-" + std::to_string(getpid()) + "-" + std::string(GetParam().name) + "-" +
-            std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + "-" +
-            std::to_string(reinterpret_cast<uintptr_t>(this)));
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-
   // Forks a process running body(); its Status becomes the exit code (0 ok, 3 error)
   // and its message is left in "<dir>/<name>.err".
   pid_t Spawn(const std::string& name, const std::function<Status()>& body) {
@@ -83,7 +74,8 @@ class TcpTest : public ::testing::TestWithParam<Layout> {
 
   void KillOneRankMidAllreduces(size_t count);
 
-  std::filesystem::path dir_;
+  testing_support::ScratchDirectory scratch_{"tcp"};
+  std::filesystem::path dir_ = scratch_.path();
 };
 
 Status Expect(bool ok, const std::string& what) { return ok ? Status::Ok() : Internal("wrong result: " + what); }
