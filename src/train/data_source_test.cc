@@ -3,10 +3,13 @@
 #include <gtest/gtest.h>
 #include <lmdb.h>
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 
 #include "train/caffe.pb.h"
 #include "storage/mem/mem_storage.h"
@@ -197,8 +200,7 @@ TEST(DataSource, LmdbOfCaffeDatums) {
 }
 
 TEST(DataSource, StorageUrisAreFetchedOnceAndWrittenWhole) {
-  // The local copy goes to $SHOAL_TASK_DIR/train-cache; without one, to /tmp/shoal-train-cache,
-  // where every run of this test would read the copy the first one left.
+  // In a task, the local copy goes to $SHOAL_TASK_DIR/train-cache.
   testing_support::ScratchDirectory task_dir("train-task");
   ASSERT_EQ(setenv("SHOAL_TASK_DIR", task_dir.path().c_str(), 1), 0);
   storage::MemStorage::Shared().CreateBucket("train-test");
@@ -213,6 +215,33 @@ TEST(DataSource, StorageUrisAreFetchedOnceAndWrittenWhole) {
   EXPECT_FALSE(CheckUri("gopher://x/y", "model").ok());
   EXPECT_EQ(UriJoin(UriDir("s3://b/models/m.caffemodel"), "m_iter_5.solverstate"), "s3://b/models/m_iter_5.solverstate");
   unsetenv("SHOAL_TASK_DIR");
+}
+
+TEST(DataSource, OutsideATaskRemoteInputsAreCachedInAFolderOfTheProcesssOwn) {
+  // Run by hand, outside a job: no SHOAL_TASK_DIR. The copy must not come from, or go to, a
+  // folder other accounts can write: the fixed /tmp/shoal-train-cache of earlier versions
+  // handed a run whatever was planted there under the object's name.
+  ASSERT_EQ(unsetenv("SHOAL_TASK_DIR"), 0);
+  storage::MemStorage::Shared().CreateBucket("train-test");
+  const std::string uri = "mem://train-test/private/rows.csv";
+  ASSERT_TRUE(WriteFileAtomic(uri, "7,8\n").ok());
+  const auto planted = std::filesystem::path("/tmp/shoal-train-cache") / std::to_string(std::hash<std::string>{}(uri));
+  std::filesystem::create_directories(planted);
+  std::ofstream(planted / "rows.csv") << "planted by another account\n";
+
+  auto copy = LocalCopy(uri);
+  ASSERT_TRUE(copy.ok()) << copy.status().ToString();
+  EXPECT_EQ(*ReadFileBytes(uri), "7,8\n");
+  const auto folder = std::filesystem::path(*copy).parent_path().parent_path();
+  EXPECT_TRUE(folder.filename().string().starts_with("shoal-train-cache-")) << *copy;
+  EXPECT_TRUE(std::filesystem::equivalent(folder.parent_path(), std::filesystem::temp_directory_path())) << *copy;
+  struct stat st {};
+  ASSERT_EQ(stat(folder.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u) << "only this account may read or add a copy";
+  EXPECT_EQ(st.st_uid, getuid());
+  std::filesystem::remove_all(planted);
+  std::error_code ignored;
+  std::filesystem::remove(planted.parent_path(), ignored);  // when nothing else is in it
 }
 
 TEST(Partition, SameReplicaReadsTheSameRecordsWhateverTheSplit) {

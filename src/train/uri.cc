@@ -2,8 +2,10 @@
 
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -37,6 +39,41 @@ Result<std::string> FilePath(const std::string& uri) {
   return rest;
 }
 
+// Outside a task, remote inputs go to a folder of this process's own: made with mkdtemp
+// (mode 0700) under $TMPDIR on first use and removed with its copies when the process
+// exits. A fixed, shared folder would let another account plant a file where a run looks
+// for its copy, and would hand every later run the copy of the first, however the object
+// changed since.
+class PrivateCache {
+ public:
+  PrivateCache() {
+    std::error_code ec;
+    std::filesystem::path temp = std::filesystem::temp_directory_path(ec);
+    std::string pattern = ((ec ? std::filesystem::path("/tmp") : temp) / "shoal-train-cache-XXXXXX").string();
+    if (mkdtemp(pattern.data()) != nullptr) path_ = pattern;
+    else error_ = "cannot make a folder like " + pattern + " for remote inputs: " + std::strerror(errno);
+  }
+  ~PrivateCache() {
+    std::error_code ignored;
+    if (!path_.empty()) std::filesystem::remove_all(path_, ignored);
+  }
+  Result<std::filesystem::path> path() const {
+    if (path_.empty()) return Unavailable(error_ + "; set TMPDIR to a writable folder");
+    return std::filesystem::path(path_);
+  }
+
+ private:
+  std::string path_, error_;
+};
+
+// Where remote inputs are cached: the task's folder in a job, else this process's own.
+Result<std::filesystem::path> CacheFolder() {
+  const char* task_dir = std::getenv("SHOAL_TASK_DIR");
+  if (task_dir != nullptr && *task_dir != '\0') return std::filesystem::path(task_dir) / "train-cache";
+  static const PrivateCache cache;
+  return cache.path();
+}
+
 }  // namespace
 
 std::string LocalPath(const std::string& uri) {
@@ -63,10 +100,7 @@ Status CheckUri(const std::string& uri, const std::string& what) {
 Result<std::string> LocalCopy(const std::string& uri) {
   RETURN_IF_ERROR(CheckUri(uri, "input"));
   if (IsLocal(uri)) return LocalPath(uri);
-  const char* task_dir = std::getenv("SHOAL_TASK_DIR");
-  std::filesystem::path cache = task_dir != nullptr && *task_dir != '\0'
-                                    ? std::filesystem::path(task_dir) / "train-cache"
-                                    : std::filesystem::path("/tmp/shoal-train-cache");
+  ASSIGN_OR_RETURN(std::filesystem::path cache, CacheFolder());
   std::string base = uri;
   while (!base.empty() && base.back() == '/') base.pop_back();
   std::filesystem::path local = cache / std::to_string(std::hash<std::string>{}(base)) / base.substr(base.rfind('/') + 1);

@@ -9,7 +9,8 @@
 //    function that reads or writes checks its URI first.
 //  - LocalCopy returns a local path for a URI: the path itself for local ones; for remote
 //    ones the object (or every object under the prefix: an LMDB folder) is downloaded
-//    once into a cache ($SHOAL_TASK_DIR/train-cache, else /tmp/shoal-train-cache).
+//    once into a cache: $SHOAL_TASK_DIR/train-cache in a task; outside one, a folder of
+//    the process's own (mkdtemp under $TMPDIR, mode 0700), removed when it exits.
 //  - WriteFileAtomic: readers see the old object or the new one, never half of one (local:
 //    "<path>.tmp.<pid>" renamed over the path, parent folders created; remote: one put).
 // Thread-safety: functions over the file system and the storage, safe from any thread.
