@@ -17,5 +17,9 @@ std::string HostName();
 // for each host and home. It names the server's Slurm jobs and its cgroups.
 std::string ServerId(const std::string& host_name, const std::string& home);
 inline std::string ServerInfoPath(const std::string& home) { return home + "/server.json"; }
+// An MPI task's Open MPI session base (OMPI_MCA_orte_tmpdir_base): the AM names this
+// mkdtemp pattern, and the task's agent makes the folder, as the task's account, before
+// the program starts and removes it at the task's end.
+inline constexpr const char kMpiSessionBasePattern[] = "/tmp/shoal-mpi-XXXXXX";
 
 }  // namespace shoal

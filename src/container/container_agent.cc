@@ -6,10 +6,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <functional>
 #include <mutex>
@@ -20,6 +22,7 @@
 #include "common/files.h"
 #include "common/inherited_environment.h"
 #include "common/log.h"
+#include "common/paths.h"
 #include "common/shell_quote.h"
 #include "container/localizer.h"
 #include "container/metric_line.h"
@@ -177,6 +180,10 @@ int ContainerAgent::Run() {
     ReportExit({127, 0}, "before the program started: " + s.message());
     return 0;
   }
+  if (Status s = MakeMpiSessionBase(env); !s.ok()) {
+    ReportExit({127, 0}, "before the program started: " + s.message());
+    return 0;
+  }
   preemption_file_ = options_.task_dir + "/.shoal-preempted";
   preemption_grace_ms_ = plan.preemption_grace_ms;
   image_ = plan.image;
@@ -258,10 +265,10 @@ int ContainerAgent::Run() {
     sampler = std::make_unique<CgroupSampler>(clock_, visible_gpus, confined_);
   }
   int code = Supervise(*programs, log_fd, heartbeat_ms, *sampler);
-  // an MPI task's private Open MPI session folder (runtime/mpi.cc) goes with the task
-  if (auto base = env.find("OMPI_MCA_orte_tmpdir_base"); base != env.end() && base->second.starts_with("/tmp/shoal-mpi-")) {
+  // an MPI task's private Open MPI session folder (MakeMpiSessionBase) goes with the task
+  if (!mpi_session_base_.empty()) {
     std::error_code ignored;
-    std::filesystem::remove_all(base->second, ignored);
+    std::filesystem::remove_all(mpi_session_base_, ignored);
   }
   if (board != 0) {
     processes_.SignalGroup(board, SIGKILL);  // the board lives as long as its task
@@ -269,6 +276,18 @@ int ContainerAgent::Run() {
   }
   if (log_fd >= 0) close(log_fd);
   return code;
+}
+
+Status ContainerAgent::MakeMpiSessionBase(std::map<std::string, std::string>& env) {
+  auto base = env.find("OMPI_MCA_orte_tmpdir_base");
+  if (base == env.end() || base->second != kMpiSessionBasePattern) return Status::Ok();
+  std::string folder = kMpiSessionBasePattern;
+  if (mkdtemp(folder.data()) == nullptr) {
+    return Unavailable("cannot make a folder like " + std::string(kMpiSessionBasePattern) +
+                       " for Open MPI's session: " + std::strerror(errno));
+  }
+  mpi_session_base_ = base->second = folder;
+  return Status::Ok();
 }
 
 Result<ContainerAgent::Programs> ContainerAgent::StartPrograms(const std::string& command, const std::string& workdir,

@@ -115,6 +115,11 @@ class ContainerAgent {
                                                Programs& programs);
   // Removes the stopped containers (after their cgroups told whether the kernel killed one).
   void RemoveContainers(const Programs& programs);
+  // An MPI task's Open MPI session base: where the plan names kMpiSessionBasePattern
+  // (common/paths.h), makes the folder with mkdtemp, as this task's account (mode 0700),
+  // and puts its path in `env`. A name known in advance could be made first in the shared
+  // /tmp by another account, which would then own the folder Open MPI works in.
+  Status MakeMpiSessionBase(std::map<std::string, std::string>& env);
   Result<Programs> StartPrograms(const std::string& command, const std::string& workdir,
                                  const std::map<std::string, std::string>& env,
                                  const std::vector<protocol::EnvMap>& process_envs);
@@ -153,6 +158,7 @@ class ContainerAgent {
   std::unique_ptr<data::TaskCheckpoints> checkpoints_;
   std::optional<protocol::PreemptNotice> preempt_;  // the AM's notice, once one came
   std::string preemption_file_;
+  std::string mpi_session_base_;  // MakeMpiSessionBase's folder, removed at the task's end
   int64_t preemption_grace_ms_ = 30'000;  // the job's, from the plan
   std::optional<ImageSpec> image_;         // the plan's: the programs run in it
   // The task's own cgroup, when it runs confined in one with a memory limit (a local

@@ -1,6 +1,7 @@
 """Each framework's distributed mode, with programs that use the variables exactly as the
 framework's own launcher would set them."""
 import hashlib
+import os
 import re
 from pathlib import Path
 
@@ -144,6 +145,24 @@ def test_mpi_ranks_start_through_shoals_containers_and_allreduce(shoal):
     assert "mpirun started" in shoal.logs(job_id, role="am"), shoal.log_tails()
     assert all(t["state"] == "SUCCEEDED" for t in shoal.status(job_id)["attempts"][-1]["tasks"])
     assert shoal.job_processes(job_id) == []
+
+
+def test_each_mpi_task_runs_open_mpi_in_a_session_folder_of_its_own(shoal):
+    # Open MPI uses whatever folder its session base names, whoever made it: a name known
+    # in advance in the shared /tmp could be made first by another account. Each task's
+    # base is made for it (mkdtemp, mode 0700, the task's account) and goes with the task.
+    shoal.start_server()
+    show = 'worker=sh -c \'stat -c "base %a %U %n" "$OMPI_MCA_orte_tmpdir_base"\''
+    _, job_id = shoal.run_job(REPO / "examples/mpi-allreduce/job.yaml", "--command", show, check=0, timeout=120)
+    bases = []
+    for rank in range(3):
+        lines = [line for line in shoal.logs(job_id, index=rank).splitlines() if line.startswith("base ")]
+        assert len(lines) == 1, shoal.log_tails()
+        mode, owner, path = lines[0].split()[1:]
+        assert (mode, owner) == ("700", "root") and re.fullmatch(r"/tmp/shoal-mpi-\w{6}", path), lines[0]
+        bases.append(path)
+    assert len(set(bases)) == 3, bases
+    assert not any(os.path.exists(path) for path in bases), "each goes with its task"
 
 
 def test_a_dying_mpi_rank_fails_the_job_naming_it_and_leaves_nothing(shoal):
