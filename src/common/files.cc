@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -84,6 +85,14 @@ Status MakeDirectories(const std::string& path) {
   std::filesystem::create_directories(path, ec);
   if (ec) return Unavailable("cannot create directory '" + path + "': " + ec.message());
   return Status::Ok();
+}
+
+Result<std::string> MakePrivateFolder(const std::string& pattern, const std::string& purpose) {
+  std::string folder = pattern;
+  if (mkdtemp(folder.data()) == nullptr) {
+    return Unavailable("cannot make a folder like " + pattern + " for " + purpose + ": " + std::strerror(errno));
+  }
+  return folder;
 }
 
 std::string DirName(const std::string& path) {

@@ -22,6 +22,10 @@ Status WriteFileAtomic(const std::string& path, const std::string& content);
 Status WriteSecretFileAtomic(const std::string& path, const std::string& content);
 // mkdir -p.
 Status MakeDirectories(const std::string& path);
+// A new folder of the caller's own (mkdtemp: mode 0700, a name nobody had) from
+// `pattern`, a path ending in XXXXXX; its path, or Unavailable naming the pattern, what the
+// folder was for (`purpose`) and the reason.
+Result<std::string> MakePrivateFolder(const std::string& pattern, const std::string& purpose);
 // The directory part of a path ("." for a bare name).
 std::string DirName(const std::string& path);
 // An absolute form of path (relative paths are resolved against the current directory).

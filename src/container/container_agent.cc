@@ -281,12 +281,9 @@ int ContainerAgent::Run() {
 Status ContainerAgent::MakeMpiSessionBase(std::map<std::string, std::string>& env) {
   auto base = env.find("OMPI_MCA_orte_tmpdir_base");
   if (base == env.end() || base->second != kMpiSessionBasePattern) return Status::Ok();
-  std::string folder = kMpiSessionBasePattern;
-  if (mkdtemp(folder.data()) == nullptr) {
-    return Unavailable("cannot make a folder like " + std::string(kMpiSessionBasePattern) +
-                       " for Open MPI's session: " + std::strerror(errno));
-  }
-  mpi_session_base_ = base->second = folder;
+  auto folder = MakePrivateFolder(kMpiSessionBasePattern, "Open MPI's session");
+  if (!folder.ok()) return folder.status();
+  mpi_session_base_ = base->second = *folder;
   return Status::Ok();
 }
 

@@ -2,15 +2,14 @@
 
 #include <unistd.h>
 
-#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <sstream>
 
+#include "common/files.h"
 #include "storage/storage.h"
 
 namespace shoal::train {
@@ -50,8 +49,9 @@ class PrivateCache {
     std::error_code ec;
     std::filesystem::path temp = std::filesystem::temp_directory_path(ec);
     std::string pattern = ((ec ? std::filesystem::path("/tmp") : temp) / "shoal-train-cache-XXXXXX").string();
-    if (mkdtemp(pattern.data()) != nullptr) path_ = pattern;
-    else error_ = "cannot make a folder like " + pattern + " for remote inputs: " + std::strerror(errno);
+    auto folder = MakePrivateFolder(pattern, "remote inputs");
+    if (folder.ok()) path_ = *folder;
+    else error_ = folder.status().message();
   }
   ~PrivateCache() {
     std::error_code ignored;
