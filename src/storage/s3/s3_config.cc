@@ -1,5 +1,6 @@
 #include "storage/s3/s3_config.h"
 
+#include <cerrno>
 #include <cstdlib>
 #include <sstream>
 
@@ -15,11 +16,21 @@ std::string Trim(const std::string& s) {
   return s.substr(b, e - b + 1);
 }
 
-int IntOr(const std::string& text, int fallback) {
+// A whole number from `lowest` to `highest` in the variable `name`, or `fallback` when it
+// is unset; anything else is refused, naming the variable and the range.
+Result<int> SettingOr(const EnvLookup& env, const std::string& name, int lowest, int highest, int fallback) {
+  std::string text = env(name);
   if (text.empty()) return fallback;
+  errno = 0;
   char* end = nullptr;
-  long v = std::strtol(text.c_str(), &end, 10);
-  return (end && *end == '\0' && v > 0) ? static_cast<int>(v) : fallback;
+  long long value = std::strtoll(text.c_str(), &end, 10);
+  bool whole = errno == 0 && end != text.c_str() && *end == '\0' && text.find_first_of(" \t+") == std::string::npos;
+  if (!whole || value < lowest || value > highest) {
+    return InvalidArgument(name + "=" + text.substr(0, 40) + " is not a whole number from " + std::to_string(lowest) +
+                           " to " + std::to_string(highest) + "; fix: set it in that range, or unset it for " +
+                           std::to_string(fallback));
+  }
+  return static_cast<int>(value);
 }
 
 }  // namespace
@@ -75,23 +86,29 @@ Result<S3Config> LoadS3Config(const EnvLookup& env, const FileLookup& read_file)
                            "\" must start with http:// or https:// (set AWS_ENDPOINT_URL)");
   }
 
+  auto credentials = profile_of("AWS_SHARED_CREDENTIALS_FILE", "credentials");
   config.access_key = env("AWS_ACCESS_KEY_ID");
   config.secret_key = env("AWS_SECRET_ACCESS_KEY");
   config.session_token = env("AWS_SESSION_TOKEN");
-  if (config.access_key.empty() || config.secret_key.empty()) {
-    auto creds = profile_of("AWS_SHARED_CREDENTIALS_FILE", "credentials");
-    config.access_key = creds["aws_access_key_id"];
-    config.secret_key = creds["aws_secret_access_key"];
-    config.session_token = creds["aws_session_token"];
+  // As the AWS tools look: the profile of the shared credentials file, then the same
+  // profile of the config file.
+  for (auto* profile_values : {&credentials, &conf}) {
+    if (!config.access_key.empty() && !config.secret_key.empty()) break;
+    config.access_key = (*profile_values)["aws_access_key_id"];
+    config.secret_key = (*profile_values)["aws_secret_access_key"];
+    config.session_token = (*profile_values)["aws_session_token"];
   }
   if (config.access_key.empty() || config.secret_key.empty()) {
     return FailedPrecondition(
         "no S3 credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or put the profile \"" + profile +
-        "\" in the shared credentials file (~/.aws/credentials or AWS_SHARED_CREDENTIALS_FILE)");
+        "\" in the shared credentials file (~/.aws/credentials or AWS_SHARED_CREDENTIALS_FILE) or the config file "
+        "(~/.aws/config or AWS_CONFIG_FILE)");
   }
-  config.max_attempts = IntOr(env("SHOAL_S3_MAX_ATTEMPTS"), config.max_attempts);
-  config.part_bytes = static_cast<int64_t>(IntOr(env("SHOAL_S3_PART_MB"), 16)) << 20;
-  config.parallelism = IntOr(env("SHOAL_S3_PARALLELISM"), config.parallelism);
+  ASSIGN_OR_RETURN(config.max_attempts, SettingOr(env, "SHOAL_S3_MAX_ATTEMPTS", 1, kMaxS3Attempts, config.max_attempts));
+  ASSIGN_OR_RETURN(int part_mb, SettingOr(env, "SHOAL_S3_PART_MB", kMinS3PartMb, kMaxS3PartMb,
+                                          static_cast<int>(config.part_bytes >> 20)));
+  config.part_bytes = static_cast<int64_t>(part_mb) << 20;
+  ASSIGN_OR_RETURN(config.parallelism, SettingOr(env, "SHOAL_S3_PARALLELISM", 1, kMaxS3Parallelism, config.parallelism));
   return config;
 }
 

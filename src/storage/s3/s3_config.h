@@ -5,13 +5,19 @@
 //   region       AWS_REGION, AWS_DEFAULT_REGION, `region` in the config file; else us-east-1
 //   credentials  AWS_ACCESS_KEY_ID + AWS_SECRET_ACCESS_KEY (+ AWS_SESSION_TOKEN), else
 //                the profile (AWS_PROFILE, default "default") of the shared credentials file
-//                (AWS_SHARED_CREDENTIALS_FILE, default ~/.aws/credentials)
+//                (AWS_SHARED_CREDENTIALS_FILE, default ~/.aws/credentials), else the same
+//                profile of the config file, as the AWS tools read them
 //   config file  AWS_CONFIG_FILE, default ~/.aws/config ("[profile NAME]" or "[default]")
+//   tuning       SHOAL_S3_MAX_ATTEMPTS (1-100, default 5), SHOAL_S3_PART_MB (5-5120, S3's
+//                own bounds on a part, default 16), SHOAL_S3_PARALLELISM (1-64, default 4);
+//                a value outside its range, or not a whole number, is InvalidArgument
+//                naming the variable and the range
 //
 // Requests use path-style addressing (endpoint/bucket/key), which every S3 service takes.
 // Thread-safety: LoadS3Config is a pure function of its inputs.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <string>
@@ -19,6 +25,12 @@
 #include "common/status.h"
 
 namespace shoal::storage {
+
+inline constexpr int kMaxS3Attempts = 100;
+inline constexpr int kMinS3PartMb = 5;       // S3's smallest part (all but the last)
+inline constexpr int kMaxS3PartMb = 5 << 10; // and its largest
+inline constexpr int kMaxS3Parallelism = 64;
+inline constexpr int64_t kMaxS3Parts = 10'000;  // parts of one multipart upload
 
 struct S3Config {
   std::string endpoint;  // "http(s)://host[:port]", no trailing slash
@@ -34,7 +46,8 @@ struct S3Config {
 using EnvLookup = std::function<std::string(const std::string&)>;  // "" when unset
 using FileLookup = std::function<Result<std::string>(const std::string&)>;
 
-// Reads the settings; missing credentials are kFailedPrecondition naming the variables.
+// Reads the settings; missing credentials are kFailedPrecondition naming the variables,
+// a tuning variable out of its range is kInvalidArgument.
 Result<S3Config> LoadS3Config(const EnvLookup& env, const FileLookup& read_file);
 // The same from the process's environment and files.
 Result<S3Config> LoadS3ConfigFromEnvironment();

@@ -220,10 +220,13 @@ Status S3Storage::PutMultipart(const std::string& local_path, const S3Location& 
   ASSIGN_OR_RETURN(std::string upload_id, ParseUploadId(started.body));
   int fd = ::open(local_path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return ErrnoStatus("cannot upload", local_path, errno);
-  int64_t chunk = config_.part_bytes;
-  int parts = static_cast<int>((size + chunk - 1) / chunk);
+  const int64_t chunk = std::max(config_.part_bytes, (size + kMaxS3Parts - 1) / kMaxS3Parts);
+  const int parts = static_cast<int>((size + chunk - 1) / chunk);
+  // Each part in flight is held in memory: larger parts go fewer at a time.
+  const int at_once = static_cast<int>(std::clamp<int64_t>(config_.parallelism * config_.part_bytes / chunk, 1,
+                                                           config_.parallelism));
   std::vector<std::string> etags(static_cast<size_t>(parts));
-  Status status = RunParallel(parts, config_.parallelism, [&](int i) -> Status {
+  Status status = RunParallel(parts, at_once, [&](int i) -> Status {
     int64_t offset = static_cast<int64_t>(i) * chunk;
     std::string bytes(static_cast<size_t>(std::min(chunk, size - offset)), '\0');
     RETURN_IF_ERROR(PreadAll(fd, bytes.data(), bytes.size(), offset, local_path));

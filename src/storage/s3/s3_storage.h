@@ -7,6 +7,9 @@
 //  - Objects larger than part_bytes are downloaded as parallel ranged GETs into
 //    local_path.part (renamed when whole) and uploaded as multipart uploads (aborted on
 //    failure, so no partial object appears); smaller ones with one GET or PUT.
+//  - An upload has at most S3's 10,000 parts: a file larger than 10,000 x part_bytes
+//    goes in parts of size / 10,000 (rounded up), with as few of them at once as keep the
+//    bytes in flight within parallelism x part_bytes (one at least).
 //  - DeletePrefix deletes what ListObjectsV2 lists under the folder, then aborts every
 //    upload ListMultipartUploads lists there (one a killed process left unfinished).
 //  - Refused credentials are kFailedPrecondition naming the variables to check; a missing

@@ -5,6 +5,7 @@
 #include <functional>
 #include <mutex>
 #include <set>
+#include <thread>
 
 #include "common/clock.h"
 #include "common/files.h"
@@ -96,6 +97,72 @@ TEST(S3ConfigTest, EnvironmentFirstThenSharedFiles) {
   auto none = LoadS3Config(get_env, get_file);
   ASSERT_FALSE(none.ok());
   EXPECT_NE(none.status().message().find("AWS_ACCESS_KEY_ID"), std::string::npos);
+}
+
+TEST(S3ConfigTest, CredentialsMayStandInTheConfigFileAsTheAwsToolsRead) {
+  std::map<std::string, std::string> env{{"HOME", "/h"}, {"AWS_PROFILE", "lab"}};
+  std::map<std::string, std::string> files{
+      {"/h/.aws/config", "[profile lab]\naws_access_key_id = C\naws_secret_access_key = CS\naws_session_token = CT\n"}};
+  auto get_env = [&](const std::string& k) { return env.count(k) ? env[k] : std::string(); };
+  auto get_file = [&](const std::string& p) -> Result<std::string> {
+    if (!files.count(p)) return NotFound(p);
+    return files[p];
+  };
+  auto config = LoadS3Config(get_env, get_file);
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  EXPECT_EQ(config->access_key, "C");
+  EXPECT_EQ(config->secret_key, "CS");
+  EXPECT_EQ(config->session_token, "CT");
+  // The shared credentials file comes first, whole: no key from one and secret from the other.
+  files["/h/.aws/credentials"] = "[lab]\naws_access_key_id = F\naws_secret_access_key = FS\n";
+  config = LoadS3Config(get_env, get_file);
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  EXPECT_EQ(config->access_key, "F");
+  EXPECT_EQ(config->secret_key, "FS");
+  EXPECT_EQ(config->session_token, "");
+  files.clear();
+  auto none = LoadS3Config(get_env, get_file);
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.status().message().find("AWS_CONFIG_FILE"), std::string::npos) << none.status().ToString();
+}
+
+TEST(S3ConfigTest, TuningVariablesOutsideTheirRangesAreRefusedNamingTheVariable) {
+  std::map<std::string, std::string> env{{"AWS_ACCESS_KEY_ID", "A"}, {"AWS_SECRET_ACCESS_KEY", "S"}};
+  auto get_env = [&](const std::string& k) { return env.count(k) ? env[k] : std::string(); };
+  auto no_file = [](const std::string& p) -> Result<std::string> { return NotFound(p); };
+  S3Config defaults = LoadS3Config(get_env, no_file).value();
+  EXPECT_EQ(defaults.max_attempts, 5);
+  EXPECT_EQ(defaults.part_bytes, 16 << 20);
+  EXPECT_EQ(defaults.parallelism, 4);
+  env["SHOAL_S3_MAX_ATTEMPTS"] = "100";
+  env["SHOAL_S3_PART_MB"] = "5120";
+  env["SHOAL_S3_PARALLELISM"] = "1";
+  S3Config edges = LoadS3Config(get_env, no_file).value();
+  EXPECT_EQ(edges.max_attempts, 100);
+  EXPECT_EQ(edges.part_bytes, int64_t{5120} << 20);
+  EXPECT_EQ(edges.parallelism, 1);
+  struct Case {
+    const char* variable;
+    const char* value;
+    const char* range;
+  };
+  for (const Case& bad : {Case{"SHOAL_S3_PART_MB", "4", "from 5 to 5120"}, Case{"SHOAL_S3_PART_MB", "5121", "from 5 to 5120"},
+                          Case{"SHOAL_S3_PART_MB", "5000000000", "from 5 to 5120"},
+                          Case{"SHOAL_S3_PART_MB", "16MB", "from 5 to 5120"}, Case{"SHOAL_S3_PART_MB", " 16", "from 5 to 5120"},
+                          Case{"SHOAL_S3_PARALLELISM", "0", "from 1 to 64"},
+                          Case{"SHOAL_S3_PARALLELISM", "1000000", "from 1 to 64"},
+                          Case{"SHOAL_S3_MAX_ATTEMPTS", "-3", "from 1 to 100"},
+                          Case{"SHOAL_S3_MAX_ATTEMPTS", "many", "from 1 to 100"}}) {
+    std::map<std::string, std::string> saved = env;
+    env[bad.variable] = bad.value;
+    auto refused = LoadS3Config(get_env, no_file);
+    ASSERT_FALSE(refused.ok()) << bad.variable << "=" << bad.value;
+    EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(refused.status().message().find(std::string(bad.variable) + "=" + bad.value), std::string::npos)
+        << refused.status().ToString();
+    EXPECT_NE(refused.status().message().find(bad.range), std::string::npos) << refused.status().ToString();
+    env = saved;
+  }
 }
 
 TEST(RetryTest, RetriesThrottlingAndBrokenConnectionsWithBackoff) {
@@ -223,6 +290,49 @@ TEST(S3StorageTest, DownloadsInParallelRangesAndUploadsMultipart) {
             "<Part><PartNumber>4</PartNumber><ETag>\"e4\"</ETag></Part>"
             "</CompleteMultipartUpload>")
       << "every part, in order, with its own ETag";
+}
+
+TEST(S3StorageTest, AnUploadPastTenThousandPartsGoesInLargerPartsWithinTheMemoryBudget) {
+  // part_bytes 10 and parallelism 3 (TestConfig): 250,007 bytes would be 25,001 parts, past
+  // S3's 10,000; in parts of 26 bytes they are 9,616, one at a time (3 x 10 bytes in flight
+  // is less than one such part).
+  std::string object(250'007, '\0');
+  for (size_t i = 0; i < object.size(); ++i) object[i] = static_cast<char>('a' + i % 26);
+  std::mutex mu;
+  int in_flight = 0, most_in_flight = 0;
+  std::map<int, std::string> parts;
+  auto fake = std::make_unique<FakeTransport>([&](const HttpRequest& r) -> Result<HttpResponse> {
+    if (r.method == "POST" && r.url.find("uploads=") != std::string::npos) {
+      return HttpResponse{200, {}, "<InitiateMultipartUploadResult><UploadId>U</UploadId></InitiateMultipartUploadResult>"};
+    }
+    if (r.method == "PUT") {
+      {
+        std::lock_guard lock(mu);
+        most_in_flight = std::max(most_in_flight, ++in_flight);
+      }
+      std::this_thread::yield();
+      std::lock_guard lock(mu);
+      --in_flight;
+      parts[std::stoi(r.url.substr(r.url.find("partNumber=") + 11))] = r.body;
+      return HttpResponse{200, {{"etag", "\"e\""}}, ""};
+    }
+    if (r.method == "POST") return HttpResponse{200, {}, "<CompleteMultipartUploadResult/>"};
+    return HttpResponse{500, {}, ""};
+  });
+  FakeClock clock;
+  S3Storage s3(TestConfig(), std::move(fake), clock);
+  testing_support::ScratchDirectory scratch("s3");
+  std::string path = scratch / "big";
+  ASSERT_TRUE(WriteFileAtomic(path, object).ok());
+  ASSERT_TRUE(s3.PutFromFile(path, "s3://b/big").ok());
+  ASSERT_EQ(parts.size(), 9'616u);
+  EXPECT_EQ(parts.begin()->first, 1);
+  EXPECT_EQ(parts.rbegin()->first, 9'616);
+  EXPECT_EQ(parts[1].size(), 26u);
+  std::string joined;
+  for (const auto& [number, body] : parts) joined += body;
+  EXPECT_EQ(joined, object);
+  EXPECT_EQ(most_in_flight, 1);
 }
 
 TEST(S3StorageTest, AFailedMultipartUploadIsAbortedAndNamesTheObject) {
