@@ -252,6 +252,33 @@ roles:
     assert "refused the credentials" in result.stderr and "AWS_SECRET_ACCESS_KEY" in result.stderr, result.stderr
 
 
+def test_keys_in_the_aws_config_file_alone_are_used_and_a_bad_s3_setting_is_refused(s3_shoal, tmp_path, request):
+    """As the AWS tools read them: keys in the config file's profile, none in the
+    environment or a credentials file. A part size below S3's least is refused at submit,
+    naming the variable and its range, with nothing started."""
+    shoal, s3 = s3_shoal
+    prefix = prefix_for(request)
+    s3.put(f"{prefix}/a.txt", b"read with keys from the config file\n")
+    config = tmp_path / "aws-config"
+    config.write_text("[profile lab]\n"
+                      f"aws_access_key_id = {shoal.env.pop('AWS_ACCESS_KEY_ID')}\n"
+                      f"aws_secret_access_key = {shoal.env.pop('AWS_SECRET_ACCESS_KEY')}\n")
+    shoal.env.update(AWS_CONFIG_FILE=str(config), AWS_PROFILE="lab",
+                     AWS_SHARED_CREDENTIALS_FILE=str(tmp_path / "no-credentials-file"))
+    spec = write_spec(tmp_path, f"""
+name: config-file-keys
+inputs: [{{name: train, uri: "s3://{BUCKET}/{prefix}/a.txt"}}]
+roles:
+  worker: {{instances: 1, cpus: 0.25, memory: 64M, command: "cat $SHOAL_INPUT_TRAIN_DIR/*"}}
+""")
+    refused = shoal.run("submit", str(spec), env={**shoal.env, "SHOAL_S3_PART_MB": "1"})
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert "SHOAL_S3_PART_MB=1 is not a whole number from 5 to 5120" in refused.stderr, refused.stderr
+    assert not (shoal.home / "jobs").exists() or not list((shoal.home / "jobs").iterdir()), "nothing started"
+    _, job_id = shoal.run_job(spec, check=0, timeout=120)
+    assert "read with keys from the config file" in shoal.logs(job_id)
+
+
 class CuttingProxy:
     """An HTTP proxy in front of the gateway that answers one request per connection and
     cuts the body of every GET for a key holding `cut` halfway: a connection broken
