@@ -3,8 +3,8 @@
 // NUL, the credentials file's text, a NUL, then NAME=value lines for the environment.
 // Whatever they hold, reading neither crashes nor yields settings a transfer could not
 // use: an endpoint that is not http(s):// or ends in '/', missing credentials, a part
-// size outside S3's bounds, no attempt or no parallelism; and every refusal names what to
-// fix.
+// size outside S3's bounds, no attempt or no parallelism, a CA bundle that cannot be read;
+// and every refusal names what to fix.
 #include <cstdint>
 #include <cstdlib>
 #include <map>
@@ -49,5 +49,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (config->part_bytes < (int64_t{kMinS3PartMb} << 20) || config->part_bytes > (int64_t{kMaxS3PartMb} << 20)) std::abort();
   if (config->max_attempts < 1 || config->max_attempts > kMaxS3Attempts) std::abort();
   if (config->parallelism < 1 || config->parallelism > kMaxS3Parallelism) std::abort();
+  if (!config->ca_bundle.empty() && !files.count(config->ca_bundle)) std::abort();  // a CA file that is not there
   return 0;
 }

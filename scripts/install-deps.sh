@@ -30,6 +30,8 @@ packages=(
   # data management: S3 replies (tinyxml2), and a single-node Ceph with its RADOS Gateway
   # for the S3 tests and benchmarks (scripts/ceph-up.sh)
   libtinyxml2-dev ceph-mon ceph-osd radosgw uuid-runtime curl
+  # an https S3 endpoint with a CA of its own (tests/e2e/test_data.py makes one)
+  openssl
   # `image:` tasks (OCI containers through runc, root filesystems from podman's storage) and
   # their test images (scripts/build-test-images.sh); as root, so no uidmap
   podman runc mmdebstrap

@@ -355,6 +355,91 @@ class CuttingProxy:
         self.listener.close()
 
 
+class TlsFront:
+    """https in front of the gateway, with a certificate of its own (self-signed for
+    127.0.0.1, so it is its own CA): what an S3 service with a private CA looks like.
+    Each connection's bytes go to the gateway and back unchanged."""
+
+    def __init__(self, upstream, folder):
+        import socket
+        import ssl
+        import threading
+        self.ca = folder / "s3-ca.pem"
+        key = folder / "s3-key.pem"
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj",
+                        "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(key),
+                        "-out", str(self.ca)], check=True, capture_output=True, timeout=60)
+        self.context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        self.context.load_cert_chain(self.ca, key)
+        self.upstream = urllib.parse.urlparse(upstream)
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.endpoint = f"https://127.0.0.1:{self.listener.getsockname()[1]}"
+        self.socket, self.threading = socket, threading
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self):
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            self.threading.Thread(target=self._one, args=(client,), daemon=True).start()
+
+    def _one(self, client):
+        try:
+            tls = self.context.wrap_socket(client, server_side=True)
+        except OSError:
+            client.close()  # a client that does not trust the certificate hangs up here
+            return
+        up = self.socket.create_connection((self.upstream.hostname, self.upstream.port))
+
+        def pipe(source, sink):
+            try:
+                while data := source.recv(1 << 16):
+                    sink.sendall(data)
+            except OSError:
+                pass
+            for end in (source, sink):
+                try:
+                    end.shutdown(self.socket.SHUT_RDWR)
+                except OSError:
+                    pass
+
+        self.threading.Thread(target=pipe, args=(up, tls), daemon=True).start()
+        pipe(tls, up)
+
+    def close(self):
+        self.listener.close()
+
+
+def test_an_https_endpoint_with_a_private_ca_needs_aws_ca_bundle_then_works(s3_shoal, tmp_path, request):
+    """Without AWS_CA_BUNDLE the submission is refused at once, naming the certificate
+    and the variable; with it, the job's task downloads its input over https."""
+    shoal, s3 = s3_shoal
+    prefix = prefix_for(request)
+    s3.put(f"{prefix}/a.txt", b"read over https\n")
+    front = TlsFront(shoal.env["AWS_ENDPOINT_URL"], tmp_path)
+    try:
+        shoal.env["AWS_ENDPOINT_URL"] = front.endpoint
+        spec = write_spec(tmp_path, f"""
+name: private-ca
+inputs: [{{name: train, uri: "s3://{BUCKET}/{prefix}/a.txt"}}]
+roles:
+  worker: {{instances: 1, cpus: 0.25, memory: 64M, command: "cat $SHOAL_INPUT_TRAIN_DIR/*"}}
+""")
+        started = time.monotonic()
+        refused = shoal.run("submit", str(spec), timeout=60)
+        assert refused.returncode == 2, refused.stdout + refused.stderr
+        assert front.endpoint in refused.stderr and "AWS_CA_BUNDLE" in refused.stderr, refused.stderr
+        assert time.monotonic() - started < 20, "refused at once, not after the retries of a broken connection"
+        assert not (shoal.home / "jobs").exists() or not list((shoal.home / "jobs").iterdir()), "nothing started"
+        shoal.env["AWS_CA_BUNDLE"] = str(front.ca)
+        _, job_id = shoal.run_job(spec, check=0, timeout=120)
+        assert "read over https" in shoal.logs(job_id)
+    finally:
+        front.close()
+
+
 def test_a_connection_broken_mid_download_is_retried_then_fails_naming_the_object(s3_shoal, tmp_path, request):
     shoal, s3 = s3_shoal
     prefix = prefix_for(request)

@@ -1,5 +1,7 @@
 #include <algorithm>
 #include <cctype>
+#include <string>
+#include <utility>
 
 #include "storage/s3/curl_library.h"
 #include "storage/s3/http_transport.h"
@@ -51,6 +53,8 @@ struct Handle {
 
 class CurlTransport final : public HttpTransport {
  public:
+  explicit CurlTransport(std::string ca_bundle) : ca_bundle_(std::move(ca_bundle)) {}
+
   Result<HttpResponse> Send(const HttpRequest& request) override {
     ASSIGN_OR_RETURN(const CurlLibrary* lib, CurlLibrary::Load());
     thread_local Handle handle(lib);  // keeps the connection alive between requests
@@ -64,6 +68,7 @@ class CurlTransport final : public HttpTransport {
     // A stalled transfer (under 1 KiB/s for 30 s) counts as a broken connection.
     lib->easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, 1024L);
     lib->easy_setopt(curl, CURLOPT_LOW_SPEED_TIME, 30L);
+    if (!ca_bundle_.empty()) lib->easy_setopt(curl, CURLOPT_CAINFO, ca_bundle_.c_str());
     lib->easy_setopt(curl, CURLOPT_WRITEFUNCTION, OnBody);
     BodyTarget target{lib, curl, &request, &response, Status::Ok()};
     lib->easy_setopt(curl, CURLOPT_WRITEDATA, &target);
@@ -89,6 +94,10 @@ class CurlTransport final : public HttpTransport {
     if (rc != CURLE_OK) {
       std::string message = request.method + " " + request.url + ": " + lib->easy_strerror(rc);
       if (rc == CURLE_OPERATION_TIMEDOUT) return Timeout(message);
+      if (rc == CURLE_PEER_FAILED_VERIFICATION || rc == CURLE_SSL_CACERT_BADFILE) {
+        return FailedPrecondition(message + "; fix: set AWS_CA_BUNDLE (or ca_bundle in the AWS config file) to the PEM "
+                                            "file of the CA that signed the endpoint's certificate");
+      }
       return Unavailable(message);
     }
     long code = 0;
@@ -96,10 +105,15 @@ class CurlTransport final : public HttpTransport {
     response.status = static_cast<int>(code);
     return response;
   }
+
+ private:
+  const std::string ca_bundle_;
 };
 
 }  // namespace
 
-std::unique_ptr<HttpTransport> NewCurlTransport() { return std::make_unique<CurlTransport>(); }
+std::unique_ptr<HttpTransport> NewCurlTransport(std::string ca_bundle) {
+  return std::make_unique<CurlTransport>(std::move(ca_bundle));
+}
 
 }  // namespace shoal::storage

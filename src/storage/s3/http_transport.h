@@ -3,8 +3,9 @@
 //
 // Contract:
 //  - Send performs one request and returns the reply whatever its status code; only a
-//    failure to get a reply (refused or broken connection, timeout) is an error
-//    (kUnavailable / kTimeout naming the URL).
+//    failure to get a reply is an error, naming the URL: kUnavailable or kTimeout for a
+//    refused or broken connection or a timeout (retried), kFailedPrecondition for an
+//    https endpoint whose certificate is not trusted (a setting to fix, not retried).
 //  - HEAD replies have an empty body. Header names in replies are lower-case.
 //  - With a body_sink, a transport may hand a 2xx reply's body to the sink as it arrives
 //    instead of keeping it (then the reply's body is empty); a sink error ends the
@@ -42,7 +43,8 @@ class HttpTransport {
   virtual Result<HttpResponse> Send(const HttpRequest& request) = 0;
 };
 
-// libcurl, one connection cache per thread (keep-alive).
-std::unique_ptr<HttpTransport> NewCurlTransport();
+// libcurl, one connection cache per thread (keep-alive); https endpoints are checked
+// against `ca_bundle` (a PEM file) when it is set, else the system's certificates.
+std::unique_ptr<HttpTransport> NewCurlTransport(std::string ca_bundle = "");
 
 }  // namespace shoal::storage

@@ -86,6 +86,14 @@ Result<S3Config> LoadS3Config(const EnvLookup& env, const FileLookup& read_file)
                            "\" must start with http:// or https:// (set AWS_ENDPOINT_URL)");
   }
 
+  config.ca_bundle = env("AWS_CA_BUNDLE");
+  if (config.ca_bundle.empty() && conf.count("ca_bundle")) config.ca_bundle = conf["ca_bundle"];
+  if (!config.ca_bundle.empty() && !read_file(config.ca_bundle).ok()) {
+    return InvalidArgument("the CA bundle \"" + config.ca_bundle +
+                           "\" (AWS_CA_BUNDLE, or ca_bundle in the config file) cannot be read; fix: point it at "
+                           "the PEM file of the CA that signed the S3 endpoint's certificate");
+  }
+
   auto credentials = profile_of("AWS_SHARED_CREDENTIALS_FILE", "credentials");
   config.access_key = env("AWS_ACCESS_KEY_ID");
   config.secret_key = env("AWS_SECRET_ACCESS_KEY");

@@ -8,6 +8,10 @@
 //                (AWS_SHARED_CREDENTIALS_FILE, default ~/.aws/credentials), else the same
 //                profile of the config file, as the AWS tools read them
 //   config file  AWS_CONFIG_FILE, default ~/.aws/config ("[profile NAME]" or "[default]")
+//   CA bundle    AWS_CA_BUNDLE, else `ca_bundle` in the config file's profile: the PEM
+//                file of the certificates an https endpoint's chain is checked against
+//                instead of the system's (an S3 service with a private CA); a file that
+//                cannot be read is InvalidArgument naming it
 //   tuning       SHOAL_S3_MAX_ATTEMPTS (1-100, default 5), SHOAL_S3_PART_MB (5-5120, S3's
 //                own bounds on a part, default 16), SHOAL_S3_PARALLELISM (1-64, default 4);
 //                a value outside its range, or not a whole number, is InvalidArgument
@@ -38,6 +42,7 @@ struct S3Config {
   std::string access_key;
   std::string secret_key;
   std::string session_token;
+  std::string ca_bundle;         // a PEM file, or "" for the system's certificates
   int max_attempts = 5;          // per request, including the first (SHOAL_S3_MAX_ATTEMPTS)
   int64_t part_bytes = 16 << 20; // ranged GET and multipart part size (SHOAL_S3_PART_MB)
   int parallelism = 4;           // concurrent parts of one object (SHOAL_S3_PARALLELISM)

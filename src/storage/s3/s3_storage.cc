@@ -321,7 +321,8 @@ Result<std::shared_ptr<Storage>> SharedS3Storage() {
   std::lock_guard lock(mu);
   if (shared) return shared;
   ASSIGN_OR_RETURN(S3Config config, LoadS3ConfigFromEnvironment());
-  shared = std::make_shared<S3Storage>(std::move(config), NewCurlTransport(), SystemClock::Instance());
+  auto transport = NewCurlTransport(config.ca_bundle);
+  shared = std::make_shared<S3Storage>(std::move(config), std::move(transport), SystemClock::Instance());
   return shared;
 }
 

@@ -126,6 +126,30 @@ TEST(S3ConfigTest, CredentialsMayStandInTheConfigFileAsTheAwsToolsRead) {
   EXPECT_NE(none.status().message().find("AWS_CONFIG_FILE"), std::string::npos) << none.status().ToString();
 }
 
+TEST(S3ConfigTest, ACaBundleComesFromTheEnvironmentOrTheProfileAndMustBeReadable) {
+  std::map<std::string, std::string> env{{"HOME", "/h"}, {"AWS_ACCESS_KEY_ID", "A"}, {"AWS_SECRET_ACCESS_KEY", "S"}};
+  std::map<std::string, std::string> files{{"/h/.aws/config", "[default]\nca_bundle = /etc/lab-ca.pem\n"},
+                                           {"/etc/lab-ca.pem", "-----BEGIN CERTIFICATE-----\n"},
+                                           {"/srv/other-ca.pem", "-----BEGIN CERTIFICATE-----\n"}};
+  auto get_env = [&](const std::string& k) { return env.count(k) ? env[k] : std::string(); };
+  auto get_file = [&](const std::string& p) -> Result<std::string> {
+    if (!files.count(p)) return NotFound(p);
+    return files[p];
+  };
+  EXPECT_EQ(LoadS3Config(get_env, get_file).value().ca_bundle, "/etc/lab-ca.pem");
+  env["AWS_CA_BUNDLE"] = "/srv/other-ca.pem";
+  EXPECT_EQ(LoadS3Config(get_env, get_file).value().ca_bundle, "/srv/other-ca.pem");
+  env["AWS_CA_BUNDLE"] = "/srv/missing.pem";
+  auto refused = LoadS3Config(get_env, get_file);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.status().message().find("\"/srv/missing.pem\" (AWS_CA_BUNDLE"), std::string::npos)
+      << refused.status().ToString();
+  env.erase("AWS_CA_BUNDLE");
+  files.erase("/h/.aws/config");
+  EXPECT_EQ(LoadS3Config(get_env, get_file).value().ca_bundle, "") << "the system's certificates";
+}
+
 TEST(S3ConfigTest, TuningVariablesOutsideTheirRangesAreRefusedNamingTheVariable) {
   std::map<std::string, std::string> env{{"AWS_ACCESS_KEY_ID", "A"}, {"AWS_SECRET_ACCESS_KEY", "S"}};
   auto get_env = [&](const std::string& k) { return env.count(k) ? env[k] : std::string(); };
