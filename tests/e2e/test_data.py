@@ -6,7 +6,10 @@ import json
 import shutil
 import os
 import re
+import socket
+import ssl
 import subprocess
+import threading
 import time
 import urllib.parse
 from pathlib import Path
@@ -279,7 +282,32 @@ roles:
     assert "read with keys from the config file" in shoal.logs(job_id)
 
 
-class CuttingProxy:
+class LoopbackFront:
+    """A server on a loopback port in front of the gateway (`upstream`): each connection
+    is served by `_one(client)` on a thread of its own until `close`."""
+
+    def __init__(self, upstream):
+        self.upstream = urllib.parse.urlparse(upstream)
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self):
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._one, args=(client,), daemon=True).start()
+
+    def _one(self, client):
+        raise NotImplementedError
+
+    def close(self):
+        self.listener.close()
+
+
+class CuttingProxy(LoopbackFront):
     """An HTTP proxy in front of the gateway that answers one request per connection and
     cuts the body of every GET for a key holding `cut` halfway: a connection broken
     mid-download, every time. With `hold_s`, it sends such a GET's whole answer instead,
@@ -287,15 +315,9 @@ class CuttingProxy:
 
     def __init__(self, upstream, cut, hold_s=0):
         self.hold_s = hold_s
-        import socket
-        import threading
-        self.upstream = urllib.parse.urlparse(upstream)
         self.cut = cut.encode()
         self.cuts = 0
-        self.listener = socket.create_server(("127.0.0.1", 0))
-        self.port = self.listener.getsockname()[1]
-        self.thread = threading.Thread(target=self._serve, daemon=True)
-        self.thread.start()
+        super().__init__(upstream)
 
     @staticmethod
     def _read_message(sock, first=b""):
@@ -315,17 +337,7 @@ class CuttingProxy:
             body += chunk
         return head + b"\r\n\r\n" + body
 
-    def _serve(self):
-        import socket
-        import threading
-        while True:
-            try:
-                client, _ = self.listener.accept()
-            except OSError:
-                return
-            threading.Thread(target=self._one, args=(client, socket), daemon=True).start()
-
-    def _one(self, client, socket):
+    def _one(self, client):
         with client:
             request = self._read_message(client)
             if not request:
@@ -351,19 +363,13 @@ class CuttingProxy:
                 return  # closed with half the body sent
             client.sendall(out + rbody)
 
-    def close(self):
-        self.listener.close()
 
-
-class TlsFront:
+class TlsFront(LoopbackFront):
     """https in front of the gateway, with a certificate of its own (self-signed for
     127.0.0.1, so it is its own CA): what an S3 service with a private CA looks like.
     Each connection's bytes go to the gateway and back unchanged."""
 
     def __init__(self, upstream, folder):
-        import socket
-        import ssl
-        import threading
         self.ca = folder / "s3-ca.pem"
         key = folder / "s3-key.pem"
         subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj",
@@ -371,19 +377,8 @@ class TlsFront:
                         "-out", str(self.ca)], check=True, capture_output=True, timeout=60)
         self.context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         self.context.load_cert_chain(self.ca, key)
-        self.upstream = urllib.parse.urlparse(upstream)
-        self.listener = socket.create_server(("127.0.0.1", 0))
-        self.endpoint = f"https://127.0.0.1:{self.listener.getsockname()[1]}"
-        self.socket, self.threading = socket, threading
-        threading.Thread(target=self._serve, daemon=True).start()
-
-    def _serve(self):
-        while True:
-            try:
-                client, _ = self.listener.accept()
-            except OSError:
-                return
-            self.threading.Thread(target=self._one, args=(client,), daemon=True).start()
+        super().__init__(upstream)
+        self.endpoint = f"https://127.0.0.1:{self.port}"
 
     def _one(self, client):
         try:
@@ -391,7 +386,7 @@ class TlsFront:
         except OSError:
             client.close()  # a client that does not trust the certificate hangs up here
             return
-        up = self.socket.create_connection((self.upstream.hostname, self.upstream.port))
+        up = socket.create_connection((self.upstream.hostname, self.upstream.port))
 
         def pipe(source, sink):
             try:
@@ -401,15 +396,12 @@ class TlsFront:
                 pass
             for end in (source, sink):
                 try:
-                    end.shutdown(self.socket.SHUT_RDWR)
+                    end.shutdown(socket.SHUT_RDWR)
                 except OSError:
                     pass
 
-        self.threading.Thread(target=pipe, args=(up, tls), daemon=True).start()
+        threading.Thread(target=pipe, args=(up, tls), daemon=True).start()
         pipe(tls, up)
-
-    def close(self):
-        self.listener.close()
 
 
 def test_an_https_endpoint_with_a_private_ca_needs_aws_ca_bundle_then_works(s3_shoal, tmp_path, request):
