@@ -330,11 +330,14 @@ TEST(S3StorageTest, AnUploadPastTenThousandPartsGoesInLargerPartsWithinTheMemory
       return HttpResponse{200, {}, "<InitiateMultipartUploadResult><UploadId>U</UploadId></InitiateMultipartUploadResult>"};
     }
     if (r.method == "PUT") {
+      bool first;
       {
         std::lock_guard lock(mu);
         most_in_flight = std::max(most_in_flight, ++in_flight);
+        first = parts.empty() && most_in_flight == 1 && in_flight == 1;
       }
-      std::this_thread::yield();
+      // The first part lingers: parts sent several at a time would overlap it.
+      std::this_thread::sleep_for(std::chrono::milliseconds(first ? 200 : 0));
       std::lock_guard lock(mu);
       --in_flight;
       parts[std::stoi(r.url.substr(r.url.find("partNumber=") + 11))] = r.body;
