@@ -7,6 +7,7 @@
 
 #include "data/split.h"
 #include "storage/glob.h"
+#include "storage/local_names.h"
 #include "storage/storage.h"
 
 namespace shoal::data {
@@ -30,6 +31,12 @@ std::string BaseOf(const std::string& uri, const std::vector<storage::ObjectInfo
   return uri.back() == '/' ? uri : uri + "/";
 }
 
+// A download input's objects land in the task's folder under their names past the base.
+Status CheckDownloadNames(const InputSpec& input, const std::vector<storage::ObjectInfo>& files) {
+  if (input.mode != InputMode::kDownload) return Status::Ok();
+  return storage::CheckLocalNames(files, BaseOf(input.uri, files)).WithContext("input \"" + input.name + "\"");
+}
+
 }  // namespace
 
 Result<DataPlan> DataPlan::Make(const JobSpec& spec) {
@@ -42,6 +49,7 @@ Result<DataPlan> DataPlan::Make(const JobSpec& spec) {
   }
   for (const InputSpec& input : spec.inputs) {
     ASSIGN_OR_RETURN(std::vector<storage::ObjectInfo> files, storage::ExpandUri(input.uri));
+    RETURN_IF_ERROR(CheckDownloadNames(input, files));
     auto tasks = TasksOf(spec, input.roles);
     int n = static_cast<int>(tasks.size());
     auto shares = input.mode == InputMode::kStream ? SplitRanges(files, n) : SplitWholeFiles(files, n);
@@ -106,6 +114,7 @@ Status ValidateData(const JobSpec& spec) {
   for (const InputSpec& input : spec.inputs) {
     Result<std::vector<storage::ObjectInfo>> files = storage::ExpandUri(input.uri);
     if (!files.ok()) return files.status().WithContext("input \"" + input.name + "\"");
+    RETURN_IF_ERROR(CheckDownloadNames(input, *files));
   }
   for (const OutputSpec& output : spec.outputs) {
     ASSIGN_OR_RETURN(std::shared_ptr<storage::Storage> store, storage::OpenStorage(output.uri));

@@ -73,5 +73,24 @@ TEST(DataPlanTest, ValidationNamesTheInputAndTheProblem) {
   EXPECT_EQ(ValidateData(spec).code(), StatusCode::kNotFound);
 }
 
+TEST(DataPlanTest, ADownloadInputWhoseObjectsCannotBeLocalFilesIsRefusedAndOthersTakeThem) {
+  auto& mem = storage::MemStorage::Shared();
+  mem.CreateBucket("names");
+  ASSERT_TRUE(mem.PutString("mem://names/in/a/../../escape", "x").ok());
+  ASSERT_TRUE(mem.PutString("mem://names/in/ok", "y").ok());
+  JobSpec spec = TwoWorkersAndAPs();
+  spec.inputs.push_back({.name = "train", .uri = "mem://names/in/", .path = "train"});
+  Status checked = ValidateData(spec);
+  EXPECT_EQ(checked.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(checked.message().find("input \"train\""), std::string::npos) << checked.message();
+  EXPECT_NE(checked.message().find("mem://names/in/a/../../escape"), std::string::npos) << checked.message();
+  EXPECT_EQ(DataPlan::Make(spec).status().code(), StatusCode::kInvalidArgument)
+      << "the AM checks again: the bucket may have changed since the submit";
+  spec.inputs[0].mode = InputMode::kPlaceholder;
+  EXPECT_TRUE(ValidateData(spec).ok()) << "a placeholder input only names its objects";
+  auto plan = DataPlan::Make(spec);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+}
+
 }  // namespace
 }  // namespace shoal::data

@@ -18,6 +18,7 @@
 #include "data/output_commit.h"
 #include "data/split.h"
 #include "spec/data_variables.h"
+#include "storage/local_names.h"
 #include "storage/parallel.h"
 #include "storage/storage.h"
 
@@ -25,14 +26,6 @@ namespace shoal::data {
 namespace {
 
 constexpr size_t kMaxListVariable = 32 << 10;
-
-// The local name of a downloaded object: its URI past the input's base.
-std::string LocalName(const std::string& uri, const std::string& base) {
-  std::string rel = uri.starts_with(base) ? uri.substr(base.size()) : uri.substr(uri.rfind('/') + 1);
-  while (!rel.empty() && rel.front() == '/') rel.erase(rel.begin());
-  if (rel.empty() || rel.find("..") != std::string::npos) rel = uri.substr(uri.rfind('/') + 1);
-  return rel;
-}
 
 Status Download(const Json& input, const std::string& folder) {
   std::vector<Shard> shards = ShardsFromJson(input["shards"]);
@@ -44,7 +37,8 @@ Status Download(const Json& input, const std::string& folder) {
   return storage::RunParallel(static_cast<int>(shards.size()), 4, [&](int i) -> Status {
     const Shard& shard = shards[static_cast<size_t>(i)];
     ASSIGN_OR_RETURN(std::shared_ptr<storage::Storage> store, storage::OpenStorage(shard.uri));
-    return store->GetToFile(shard.uri, folder + "/" + LocalName(shard.uri, base));
+    ASSIGN_OR_RETURN(std::string name, storage::LocalName(shard.uri, base));
+    return store->GetToFile(shard.uri, folder + "/" + name);
   });
 }
 

@@ -56,6 +56,9 @@ Result<std::vector<ObjectInfo>> Expand(Storage& storage, const std::string& uri)
   } else {
     ASSIGN_OR_RETURN(out, storage.List(uri.empty() || uri.back() == '/' ? uri : uri + "/"));
   }
+  // A key ending in "/" is a folder marker (what an S3 console's "Create folder" leaves,
+  // empty), not a file.
+  std::erase_if(out, [](const ObjectInfo& info) { return info.uri.ends_with('/'); });
   if (out.empty()) {
     return NotFound("the input " + uri + " matches no file or object: check the path, bucket and pattern");
   }

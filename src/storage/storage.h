@@ -83,8 +83,9 @@ std::string UriScheme(const std::string& uri);
 // True when the URI has a glob character (* ? [) in it.
 bool HasGlob(const std::string& uri);
 // Expands a URI: a glob matches objects ("*" and "?" do not cross "/", "**" does); a
-// URI without glob characters lists its prefix (one file, or a folder's files). A URI
-// that matches nothing is kNotFound naming it.
+// URI without glob characters lists its prefix (one file, or a folder's files). Folder
+// markers (keys ending in "/") are not files and are left out. A URI that matches
+// nothing is kNotFound naming it.
 Result<std::vector<ObjectInfo>> Expand(Storage& storage, const std::string& uri);
 // Convenience: OpenStorage + Expand.
 Result<std::vector<ObjectInfo>> ExpandUri(const std::string& uri);

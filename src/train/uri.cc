@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "common/files.h"
+#include "storage/local_names.h"
 #include "storage/storage.h"
 
 namespace shoal::train {
@@ -110,7 +111,11 @@ Result<std::string> LocalCopy(const std::string& uri) {
   std::filesystem::path partial = local.string() + ".part." + std::to_string(getpid());
   for (const auto& object : objects) {
     // One object named exactly: a file; otherwise a folder of objects (an LMDB).
-    std::filesystem::path target = object.uri == base ? partial : partial / object.uri.substr(base.size() + 1);
+    std::filesystem::path target = partial;
+    if (object.uri != base) {
+      ASSIGN_OR_RETURN(std::string name, storage::LocalName(object.uri, base + "/"));
+      target /= name;
+    }
     std::error_code ec;
     std::filesystem::create_directories(target.parent_path(), ec);
     RETURN_IF_ERROR(store->GetToFile(object.uri, target.string()));

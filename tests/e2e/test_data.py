@@ -282,6 +282,35 @@ roles:
     assert "read with keys from the config file" in shoal.logs(job_id)
 
 
+def test_a_download_input_keeps_its_folders_skips_folder_markers_and_refuses_a_name_no_file_can_have(
+        s3_shoal, tmp_path, request):
+    """Keys as S3 tools leave them: folder markers (a console's "Create folder"), one
+    file name in two folders, dots inside names. Each object lands under its own name,
+    folders kept; a key that a disk cannot hold beside another ("b" and "b/v1..txt") is
+    refused at submit, naming both, with nothing started."""
+    shoal, s3 = s3_shoal
+    prefix = prefix_for(request)
+    for key, data in [("in/", b""), ("in/a/", b""), ("in/a/v1..txt", b"from a\n"), ("in/b/v1..txt", b"from b\n")]:
+        s3.put(f"{prefix}/{key}", data)
+    spec = write_spec(tmp_path, f"""
+name: local-names
+inputs: [{{name: train, uri: "s3://{BUCKET}/{prefix}/in"}}]
+roles:
+  worker: {{instances: 1, cpus: 0.25, memory: 64M,
+            command: "cd $SHOAL_INPUT_TRAIN_DIR && find . -type f | sort && cat a/v1..txt b/v1..txt"}}
+""")
+    result, job_id = shoal.run_job(spec, check=0, timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert shoal.logs(job_id) == "./a/v1..txt\n./b/v1..txt\nfrom a\nfrom b\n", shoal.logs(job_id)
+    s3.put(f"{prefix}/in/b", b"a file where a folder is\n")
+    jobs = len(list((shoal.home / "jobs").iterdir()))
+    refused = shoal.run("submit", str(spec))
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert (f"s3://{BUCKET}/{prefix}/in/b would be a file where s3://{BUCKET}/{prefix}/in/b/v1..txt needs a folder"
+            in refused.stderr), refused.stderr
+    assert len(list((shoal.home / "jobs").iterdir())) == jobs, "nothing started"
+
+
 class LoopbackFront:
     """A server on a loopback port in front of the gateway (`upstream`): each connection
     is served by `_one(client)` on a thread of its own until `close`."""

@@ -10,10 +10,11 @@ import tempfile
 from pathlib import Path
 import re
 import signal
+import time
 
 import pytest
 
-from conftest import SHOAL, Shoal, processes_with_command, processes_with_env, wait_for, write_spec
+from conftest import SHOAL, Shoal, cmdline, processes_with_command, processes_with_env, wait_for, write_spec
 
 # What a task reads of its own cgroup: the limits the kernel holds it to, whichever layout.
 PROBE = r'''
@@ -97,6 +98,57 @@ roles:
     assert sentence.search(task["message"]), task
     assert sentence.search(status["message"]), status["message"]
     assert sentence.search(confined.run("status", job_id, check=0).stdout)
+
+
+def kilobytes(text, field):
+    return int(re.search(rf"^{field}:\s+(\d+) kB$", text, re.M).group(1))
+
+
+def memory_group_charge(pid):
+    """Bytes the kernel charges the memory group a process is in (v1 memory.usage_in_bytes,
+    v2 memory.current)."""
+    unified = None
+    for line in open(f"/proc/{pid}/cgroup"):
+        _, controllers, path = line.rstrip("\n").split(":", 2)
+        if "memory" in controllers.split(","):
+            return int(open(f"/sys/fs/cgroup/memory{path}/memory.usage_in_bytes").read())
+        if controllers == "":
+            unified = path
+    return int(open(f"/sys/fs/cgroup{unified}/memory.current").read())
+
+
+def test_an_agent_holds_at_most_5_mb_of_its_own_and_its_task_is_charged_for_it(confined, tmp_path):
+    """An agent's own resident memory is what it alone keeps resident: its anonymous pages
+    (heap, stacks, what it wrote), top's RES less SHR. The rest of its VmRSS is the page
+    cache of the binary and its libraries, shared with every process that maps them, and
+    on Linux 6.18 it counts whole cached folios a touch maps (docs/isolation.md). The
+    task's memory group, which admission counts, holds the agent and its program."""
+    spec = write_spec(tmp_path, """
+name: agents
+roles:
+  worker: {instances: 3, cpus: 0.1, memory: 32M, command: "sleep 3019"}
+""")
+    job_id = confined.submit(spec)
+    wait_for(lambda: len(processes_with_command("sleep 3019")) == 3, 60, what="the three programs")
+    agents = [p for p in confined.job_processes(job_id) if cmdline(p)[1:2] == [b"container"]]
+    assert len(agents) == 3, agents
+    time.sleep(3)  # a few heartbeats and resource samples: the agents' steady state
+    for agent in agents:
+        status = open(f"/proc/{agent}/status").read()
+        rollup = open(f"/proc/{agent}/smaps_rollup").read()
+        own = kilobytes(status, "RssAnon")
+        seen = (f"agent {agent}: VmRSS {kilobytes(status, 'VmRSS')} kB, its own (RssAnon) {own} kB, shared "
+                f"(RssFile) {kilobytes(status, 'RssFile')} kB, Pss {kilobytes(rollup, 'Pss')} kB, private "
+                f"{kilobytes(rollup, 'Private_Clean') + kilobytes(rollup, 'Private_Dirty')} kB")
+        charge = memory_group_charge(agent)
+        seen += f"; its task's memory group (the agent and `sleep`) is charged {charge} bytes"
+        print(seen)
+        # Under a sanitizer the anonymous pages are ASan's shadow and quarantine.
+        if "ASAN_OPTIONS" not in os.environ and "TSAN_OPTIONS" not in os.environ:
+            assert own <= 5 * 1024, seen
+            assert charge <= 5 << 20, seen
+    confined.run("kill", job_id)
+    confined.wait_state(job_id, ("KILLED", "FAILED"), 60)
 
 
 def test_a_daemon_with_an_empty_environment_ends_when_its_container_is_killed(confined, tmp_path):
