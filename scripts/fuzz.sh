@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 seconds=${1:-20}
 cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
   -DSHOAL_FUZZ=ON -DSHOAL_BUILD_COLLECTIVE=OFF >/dev/null
-targets=(job_spec units progress_line prototxt s3_xml am_message protocol mpirun_output api_request slurm_output train_flags data_source http_framing cgroup_text users_file queue_config aws_config archive_listing)
+targets=(job_spec units progress_line prototxt s3_xml am_message protocol mpirun_output api_request slurm_output train_flags data_source http_framing cgroup_text users_file queue_config aws_config archive_listing local_names)
 ninja -C build-fuzz -j2 "${targets[@]/#/fuzz_}"
 for t in "${targets[@]}"; do
   if [ -z "$(ls -A "fuzz/corpus/$t" 2>/dev/null)" ]; then
