@@ -435,7 +435,8 @@ class TlsFront(LoopbackFront):
 
 def test_an_https_endpoint_with_a_private_ca_needs_aws_ca_bundle_then_works(s3_shoal, tmp_path, request):
     """Without AWS_CA_BUNDLE the submission is refused at once, naming the certificate
-    and the variable; with it, the job's task downloads its input over https."""
+    and the variable, and so is a relative AWS_CA_BUNDLE; with an absolute one, the job's
+    task downloads its input over https."""
     shoal, s3 = s3_shoal
     prefix = prefix_for(request)
     s3.put(f"{prefix}/a.txt", b"read over https\n")
@@ -453,6 +454,11 @@ roles:
         assert refused.returncode == 2, refused.stdout + refused.stderr
         assert front.endpoint in refused.stderr and "AWS_CA_BUNDLE" in refused.stderr, refused.stderr
         assert time.monotonic() - started < 20, "refused at once, not after the retries of a broken connection"
+        assert not (shoal.home / "jobs").exists() or not list((shoal.home / "jobs").iterdir()), "nothing started"
+        # A relative path would be read from each task's own folder: refused at submit.
+        relative = shoal.run("submit", str(spec), env={**shoal.env, "AWS_CA_BUNDLE": front.ca.name})
+        assert relative.returncode == 2, relative.stdout + relative.stderr
+        assert f'AWS_CA_BUNDLE "{front.ca.name}" is a relative path' in relative.stderr, relative.stderr
         assert not (shoal.home / "jobs").exists() or not list((shoal.home / "jobs").iterdir()), "nothing started"
         shoal.env["AWS_CA_BUNDLE"] = str(front.ca)
         _, job_id = shoal.run_job(spec, check=0, timeout=120)

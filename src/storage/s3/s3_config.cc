@@ -33,6 +33,17 @@ Result<int> SettingOr(const EnvLookup& env, const std::string& name, int lowest,
   return static_cast<int>(value);
 }
 
+// A file the AWS tools name by a variable or a config entry, as they read it: "~/" is the
+// home folder. A relative path is refused: every Shoal process that reads it (the CLI,
+// the AM, each task in its own folder) would look in a different folder.
+Result<std::string> AbsoluteFile(const std::string& where, const std::string& path, const std::string& home) {
+  if (path.starts_with("~/") && !home.empty()) return home + path.substr(1);
+  if (path.starts_with("/")) return path;
+  return InvalidArgument(where + " \"" + path.substr(0, 200) +
+                         "\" is a relative path, which the job's tasks would read from their own folders; fix: give "
+                         "its absolute path");
+}
+
 }  // namespace
 
 std::map<std::string, std::map<std::string, std::string>> ParseIni(const std::string& text) {
@@ -59,9 +70,14 @@ Result<S3Config> LoadS3Config(const EnvLookup& env, const FileLookup& read_file)
   std::string home = env("HOME");
   std::string profile = env("AWS_PROFILE");
   if (profile.empty()) profile = "default";
-  auto profile_of = [&](const std::string& var, const std::string& default_name) {
+  auto profile_of = [&](const std::string& var,
+                        const std::string& default_name) -> Result<std::map<std::string, std::string>> {
     std::string path = env(var);
-    if (path.empty() && !home.empty()) path = home + "/.aws/" + default_name;
+    if (!path.empty()) {
+      ASSIGN_OR_RETURN(path, AbsoluteFile(var, path, home));
+    } else if (!home.empty()) {
+      path = home + "/.aws/" + default_name;
+    }
     std::map<std::string, std::string> values;
     if (path.empty()) return values;
     Result<std::string> text = read_file(path);
@@ -70,7 +86,7 @@ Result<S3Config> LoadS3Config(const EnvLookup& env, const FileLookup& read_file)
     if (auto it = ini.find(profile); it != ini.end()) values = it->second;
     return values;
   };
-  auto conf = profile_of("AWS_CONFIG_FILE", "config");
+  ASSIGN_OR_RETURN(auto conf, profile_of("AWS_CONFIG_FILE", "config"));
 
   config.region = env("AWS_REGION");
   if (config.region.empty()) config.region = env("AWS_DEFAULT_REGION");
@@ -87,14 +103,21 @@ Result<S3Config> LoadS3Config(const EnvLookup& env, const FileLookup& read_file)
   }
 
   config.ca_bundle = env("AWS_CA_BUNDLE");
-  if (config.ca_bundle.empty() && conf.count("ca_bundle")) config.ca_bundle = conf["ca_bundle"];
+  std::string ca_bundle_from = "AWS_CA_BUNDLE";
+  if (config.ca_bundle.empty() && conf.count("ca_bundle")) {
+    config.ca_bundle = conf["ca_bundle"];
+    ca_bundle_from = "ca_bundle in the AWS config file (AWS_CONFIG_FILE)";
+  }
+  if (!config.ca_bundle.empty()) {
+    ASSIGN_OR_RETURN(config.ca_bundle, AbsoluteFile(ca_bundle_from, config.ca_bundle, home));
+  }
   if (!config.ca_bundle.empty() && !read_file(config.ca_bundle).ok()) {
     return InvalidArgument("the CA bundle \"" + config.ca_bundle +
                            "\" (AWS_CA_BUNDLE, or ca_bundle in the config file) cannot be read; fix: point it at "
                            "the PEM file of the CA that signed the S3 endpoint's certificate");
   }
 
-  auto credentials = profile_of("AWS_SHARED_CREDENTIALS_FILE", "credentials");
+  ASSIGN_OR_RETURN(auto credentials, profile_of("AWS_SHARED_CREDENTIALS_FILE", "credentials"));
   config.access_key = env("AWS_ACCESS_KEY_ID");
   config.secret_key = env("AWS_SECRET_ACCESS_KEY");
   config.session_token = env("AWS_SESSION_TOKEN");

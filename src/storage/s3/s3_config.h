@@ -12,6 +12,9 @@
 //                file of the certificates an https endpoint's chain is checked against
 //                instead of the system's (an S3 service with a private CA); a file that
 //                cannot be read is InvalidArgument naming it
+//   file paths   AWS_CONFIG_FILE, AWS_SHARED_CREDENTIALS_FILE and the CA bundle may start
+//                with "~/" (HOME); a relative one is InvalidArgument naming it, since the
+//                AM and every task would read it from a folder of their own
 //   tuning       SHOAL_S3_MAX_ATTEMPTS (1-100, default 5), SHOAL_S3_PART_MB (5-5120, S3's
 //                own bounds on a part, default 16), SHOAL_S3_PARALLELISM (1-64, default 4);
 //                a value outside its range, or not a whole number, is InvalidArgument

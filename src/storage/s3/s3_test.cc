@@ -150,6 +150,41 @@ TEST(S3ConfigTest, ACaBundleComesFromTheEnvironmentOrTheProfileAndMustBeReadable
   EXPECT_EQ(LoadS3Config(get_env, get_file).value().ca_bundle, "") << "the system's certificates";
 }
 
+TEST(S3ConfigTest, FilesNamedByARelativePathAreRefusedAndTildeIsTheHomeFolder) {
+  std::map<std::string, std::string> env{{"HOME", "/h"}};
+  std::map<std::string, std::string> files{{"/h/lab/config", "[default]\nca_bundle = ca.pem\n"},
+                                           {"/h/lab/keys", "[default]\naws_access_key_id = K\naws_secret_access_key = S\n"},
+                                           {"/h/lab/ca.pem", "-----BEGIN CERTIFICATE-----\n"}};
+  auto get_env = [&](const std::string& k) { return env.count(k) ? env[k] : std::string(); };
+  auto get_file = [&](const std::string& p) -> Result<std::string> {
+    if (!files.count(p)) return NotFound(p);
+    return files[p];
+  };
+  auto refused_for = [&](const std::string& named) {
+    auto config = LoadS3Config(get_env, get_file);
+    if (config.ok()) return std::string("accepted");
+    EXPECT_EQ(config.status().code(), StatusCode::kInvalidArgument) << config.status().ToString();
+    return config.status().message().find(named) != std::string::npos &&
+                   config.status().message().find("give its absolute path") != std::string::npos
+               ? std::string("refused, naming it")
+               : config.status().message();
+  };
+  env["AWS_SHARED_CREDENTIALS_FILE"] = "lab/keys";
+  EXPECT_EQ(refused_for("AWS_SHARED_CREDENTIALS_FILE \"lab/keys\""), "refused, naming it");
+  env["AWS_SHARED_CREDENTIALS_FILE"] = "~/lab/keys";
+  env["AWS_CONFIG_FILE"] = "./lab/config";
+  EXPECT_EQ(refused_for("AWS_CONFIG_FILE \"./lab/config\""), "refused, naming it");
+  env["AWS_CONFIG_FILE"] = "~/lab/config";
+  EXPECT_EQ(refused_for("ca_bundle in the AWS config file (AWS_CONFIG_FILE) \"ca.pem\""), "refused, naming it");
+  files["/h/lab/config"] = "[default]\nca_bundle = ~/lab/ca.pem\n";
+  auto config = LoadS3Config(get_env, get_file);
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  EXPECT_EQ(config->access_key, "K");
+  EXPECT_EQ(config->ca_bundle, "/h/lab/ca.pem");
+  env["AWS_CA_BUNDLE"] = "lab/ca.pem";
+  EXPECT_EQ(refused_for("AWS_CA_BUNDLE \"lab/ca.pem\""), "refused, naming it");
+}
+
 TEST(S3ConfigTest, TuningVariablesOutsideTheirRangesAreRefusedNamingTheVariable) {
   std::map<std::string, std::string> env{{"AWS_ACCESS_KEY_ID", "A"}, {"AWS_SECRET_ACCESS_KEY", "S"}};
   auto get_env = [&](const std::string& k) { return env.count(k) ? env[k] : std::string(); };
