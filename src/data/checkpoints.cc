@@ -11,6 +11,7 @@
 #include "common/units.h"
 #include "data/output_commit.h"
 #include "data/settled_upload.h"
+#include "storage/local_names.h"
 #include "storage/parallel.h"
 
 namespace shoal::data {
@@ -31,15 +32,16 @@ int ParseRound(const std::string& name) {
   return std::stoi(name);
 }
 
-// The files of one round (relative to its folder), less Shoal's own.
+// The files of one round (their local names in its folder), less Shoal's own and folder
+// markers; a name no local file can have (storage/local_names.h) is an error naming it.
 Result<std::vector<storage::ObjectInfo>> RoundFiles(storage::Storage& store, const std::string& round_uri,
                                                     std::vector<std::string>* relative) {
   std::string prefix = round_uri + "/";
   ASSIGN_OR_RETURN(std::vector<storage::ObjectInfo> objects, store.List(prefix));
   std::vector<storage::ObjectInfo> files;
   for (auto& object : objects) {
-    if (!object.uri.starts_with(prefix)) continue;
-    std::string rel = object.uri.substr(prefix.size());
+    if (!object.uri.starts_with(prefix) || object.uri.ends_with('/')) continue;
+    ASSIGN_OR_RETURN(std::string rel, storage::LocalName(object.uri, prefix));
     if (rel == kSuccessMarker || rel.starts_with(std::string(kTemporaryFolder) + "/")) continue;
     relative->push_back(rel);
     files.push_back(std::move(object));

@@ -124,6 +124,26 @@ TEST(CheckpointsTest, AMarkedFolderBecomesTheNextRoundAndIsRestoredWhole) {
   EXPECT_EQ(after->at("worker-0").complete, (std::set<int>{3, 4}));
 }
 
+TEST(CheckpointsTest, ARestoreSkipsFolderMarkersAndRefusesANameThatWouldLeaveTheFolder) {
+  auto& mem = Bucket("ck-names");
+  const std::string uri = "mem://ck-names/c/job-5/worker-0";
+  PutRound(uri, 1, true, "kept");
+  ASSERT_TRUE(mem.PutString(uri + "/00000001/opt/", "").ok());  // a console's folder marker
+  ScratchFolder task("ck-names");
+  std::map<std::string, std::string> env;
+  TaskCheckpoints marked({"ckpt", "mem://ck-names/c", 2}, uri, task.path() + "/ckpt", task.path() + "/.staging");
+  ASSERT_TRUE(marked.Restore(1, env).ok());
+  EXPECT_EQ(ReadFile(task.path() + "/ckpt/state.pt").value(), "kept");
+
+  ASSERT_TRUE(mem.PutString(uri + "/00000001/../../escaped", "out").ok());
+  ScratchFolder next("ck-names-2");
+  TaskCheckpoints climbing({"ckpt", "mem://ck-names/c", 2}, uri, next.path() + "/deep/ckpt", next.path() + "/.staging");
+  Status restored = climbing.Restore(1, env);
+  EXPECT_EQ(restored.code(), StatusCode::kInvalidArgument) << restored.ToString();
+  EXPECT_NE(restored.message().find("00000001/../../escaped"), std::string::npos) << restored.message();
+  EXPECT_FALSE(std::filesystem::exists(next.path() + "/escaped")) << "nothing written outside the folder";
+}
+
 TEST(CheckpointsTest, FinishTakesAMarkWrittenAfterTheProgramsLastPoll) {
   auto& mem = Bucket("ck-finish");
   ScratchFolder task("ck-finish");
