@@ -68,7 +68,10 @@ class MiniLauncher final : public ContainerLauncher {
  public:
   MiniLauncher(ProcessLauncher& programs, const Clock& clock, AgentLinks& links)
       : programs_(programs), clock_(clock), links_(links) {}
-  ~MiniLauncher() override {
+  ~MiniLauncher() override { StopAll(); }
+  // Stops every agent and waits for its thread: after it, no agent calls the AM's change
+  // callback again (the AM it wakes may be about to go).
+  void StopAll() {
     for (auto& [id, agent] : agents_) {
       agent->agent->RequestStop();
       if (agent->thread.joinable()) agent->thread.join();
@@ -138,6 +141,9 @@ class MiniBackend final : public ClusterBackend {
     for (auto& [id, am] : ams_) {
       am->am->RequestKill("the mini cluster is shutting down");
       if (am->thread.joinable()) am->thread.join();
+      // An abandoned AM's agents outlive its Run, as a killed AM's processes would; they
+      // end before the AM is freed.
+      am->launcher->StopAll();
     }
   }
   std::string name() const override { return "local"; }
