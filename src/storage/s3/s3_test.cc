@@ -71,30 +71,40 @@ TEST(SigV4Test, MatchesTheAwsDocumentationExample) {
   EXPECT_EQ(CanonicalQuery({{"prefix", "a b/c"}, {"list-type", "2"}}), "list-type=2&prefix=a%20b%2Fc");
 }
 
+// LoadS3Config over an environment and the files there are, by path.
+Result<S3Config> LoadFrom(const std::map<std::string, std::string>& env,
+                          const std::map<std::string, std::string>& files) {
+  return LoadS3Config(
+      [&](const std::string& name) {
+        auto it = env.find(name);
+        return it == env.end() ? std::string() : it->second;
+      },
+      [&](const std::string& path) -> Result<std::string> {
+        auto it = files.find(path);
+        if (it == files.end()) return NotFound(path);
+        return it->second;
+      });
+}
+
 TEST(S3ConfigTest, EnvironmentFirstThenSharedFiles) {
   std::map<std::string, std::string> env{{"HOME", "/h"}, {"AWS_PROFILE", "lab"}};
   std::map<std::string, std::string> files{
       {"/h/.aws/credentials", "[default]\naws_access_key_id = D\naws_secret_access_key = DS\n"
                               "[lab]\naws_access_key_id = L\naws_secret_access_key = LS\n"},
       {"/h/.aws/config", "[profile lab]\nregion = eu-west-3\nendpoint_url = http://s3.lab:9000/\n"}};
-  auto get_env = [&](const std::string& k) { return env.count(k) ? env[k] : std::string(); };
-  auto get_file = [&](const std::string& p) -> Result<std::string> {
-    if (!files.count(p)) return NotFound(p);
-    return files[p];
-  };
-  S3Config c = LoadS3Config(get_env, get_file).value();
+  S3Config c = LoadFrom(env, files).value();
   EXPECT_EQ(c.access_key, "L");
   EXPECT_EQ(c.region, "eu-west-3");
   EXPECT_EQ(c.endpoint, "http://s3.lab:9000");
   env["AWS_ACCESS_KEY_ID"] = "E";
   env["AWS_SECRET_ACCESS_KEY"] = "ES";
   env["AWS_ENDPOINT_URL"] = "http://127.0.0.1:7480";
-  c = LoadS3Config(get_env, get_file).value();
+  c = LoadFrom(env, files).value();
   EXPECT_EQ(c.access_key, "E");
   EXPECT_EQ(c.endpoint, "http://127.0.0.1:7480");
   files.clear();
   env.erase("AWS_ACCESS_KEY_ID");
-  auto none = LoadS3Config(get_env, get_file);
+  auto none = LoadFrom(env, files);
   ASSERT_FALSE(none.ok());
   EXPECT_NE(none.status().message().find("AWS_ACCESS_KEY_ID"), std::string::npos);
 }
@@ -103,25 +113,20 @@ TEST(S3ConfigTest, CredentialsMayStandInTheConfigFileAsTheAwsToolsRead) {
   std::map<std::string, std::string> env{{"HOME", "/h"}, {"AWS_PROFILE", "lab"}};
   std::map<std::string, std::string> files{
       {"/h/.aws/config", "[profile lab]\naws_access_key_id = C\naws_secret_access_key = CS\naws_session_token = CT\n"}};
-  auto get_env = [&](const std::string& k) { return env.count(k) ? env[k] : std::string(); };
-  auto get_file = [&](const std::string& p) -> Result<std::string> {
-    if (!files.count(p)) return NotFound(p);
-    return files[p];
-  };
-  auto config = LoadS3Config(get_env, get_file);
+  auto config = LoadFrom(env, files);
   ASSERT_TRUE(config.ok()) << config.status().ToString();
   EXPECT_EQ(config->access_key, "C");
   EXPECT_EQ(config->secret_key, "CS");
   EXPECT_EQ(config->session_token, "CT");
   // The shared credentials file comes first, whole: no key from one and secret from the other.
   files["/h/.aws/credentials"] = "[lab]\naws_access_key_id = F\naws_secret_access_key = FS\n";
-  config = LoadS3Config(get_env, get_file);
+  config = LoadFrom(env, files);
   ASSERT_TRUE(config.ok()) << config.status().ToString();
   EXPECT_EQ(config->access_key, "F");
   EXPECT_EQ(config->secret_key, "FS");
   EXPECT_EQ(config->session_token, "");
   files.clear();
-  auto none = LoadS3Config(get_env, get_file);
+  auto none = LoadFrom(env, files);
   ASSERT_FALSE(none.ok());
   EXPECT_NE(none.status().message().find("AWS_CONFIG_FILE"), std::string::npos) << none.status().ToString();
 }
@@ -131,23 +136,18 @@ TEST(S3ConfigTest, ACaBundleComesFromTheEnvironmentOrTheProfileAndMustBeReadable
   std::map<std::string, std::string> files{{"/h/.aws/config", "[default]\nca_bundle = /etc/lab-ca.pem\n"},
                                            {"/etc/lab-ca.pem", "-----BEGIN CERTIFICATE-----\n"},
                                            {"/srv/other-ca.pem", "-----BEGIN CERTIFICATE-----\n"}};
-  auto get_env = [&](const std::string& k) { return env.count(k) ? env[k] : std::string(); };
-  auto get_file = [&](const std::string& p) -> Result<std::string> {
-    if (!files.count(p)) return NotFound(p);
-    return files[p];
-  };
-  EXPECT_EQ(LoadS3Config(get_env, get_file).value().ca_bundle, "/etc/lab-ca.pem");
+  EXPECT_EQ(LoadFrom(env, files).value().ca_bundle, "/etc/lab-ca.pem");
   env["AWS_CA_BUNDLE"] = "/srv/other-ca.pem";
-  EXPECT_EQ(LoadS3Config(get_env, get_file).value().ca_bundle, "/srv/other-ca.pem");
+  EXPECT_EQ(LoadFrom(env, files).value().ca_bundle, "/srv/other-ca.pem");
   env["AWS_CA_BUNDLE"] = "/srv/missing.pem";
-  auto refused = LoadS3Config(get_env, get_file);
+  auto refused = LoadFrom(env, files);
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(refused.status().message().find("\"/srv/missing.pem\" (AWS_CA_BUNDLE"), std::string::npos)
       << refused.status().ToString();
   env.erase("AWS_CA_BUNDLE");
   files.erase("/h/.aws/config");
-  EXPECT_EQ(LoadS3Config(get_env, get_file).value().ca_bundle, "") << "the system's certificates";
+  EXPECT_EQ(LoadFrom(env, files).value().ca_bundle, "") << "the system's certificates";
 }
 
 TEST(S3ConfigTest, FilesNamedByARelativePathAreRefusedAndTildeIsTheHomeFolder) {
@@ -155,13 +155,8 @@ TEST(S3ConfigTest, FilesNamedByARelativePathAreRefusedAndTildeIsTheHomeFolder) {
   std::map<std::string, std::string> files{{"/h/lab/config", "[default]\nca_bundle = ca.pem\n"},
                                            {"/h/lab/keys", "[default]\naws_access_key_id = K\naws_secret_access_key = S\n"},
                                            {"/h/lab/ca.pem", "-----BEGIN CERTIFICATE-----\n"}};
-  auto get_env = [&](const std::string& k) { return env.count(k) ? env[k] : std::string(); };
-  auto get_file = [&](const std::string& p) -> Result<std::string> {
-    if (!files.count(p)) return NotFound(p);
-    return files[p];
-  };
   auto refused_for = [&](const std::string& named) {
-    auto config = LoadS3Config(get_env, get_file);
+    auto config = LoadFrom(env, files);
     if (config.ok()) return std::string("accepted");
     EXPECT_EQ(config.status().code(), StatusCode::kInvalidArgument) << config.status().ToString();
     return config.status().message().find(named) != std::string::npos &&
@@ -177,7 +172,7 @@ TEST(S3ConfigTest, FilesNamedByARelativePathAreRefusedAndTildeIsTheHomeFolder) {
   env["AWS_CONFIG_FILE"] = "~/lab/config";
   EXPECT_EQ(refused_for("ca_bundle in the AWS config file (AWS_CONFIG_FILE) \"ca.pem\""), "refused, naming it");
   files["/h/lab/config"] = "[default]\nca_bundle = ~/lab/ca.pem\n";
-  auto config = LoadS3Config(get_env, get_file);
+  auto config = LoadFrom(env, files);
   ASSERT_TRUE(config.ok()) << config.status().ToString();
   EXPECT_EQ(config->access_key, "K");
   EXPECT_EQ(config->ca_bundle, "/h/lab/ca.pem");
@@ -187,16 +182,14 @@ TEST(S3ConfigTest, FilesNamedByARelativePathAreRefusedAndTildeIsTheHomeFolder) {
 
 TEST(S3ConfigTest, TuningVariablesOutsideTheirRangesAreRefusedNamingTheVariable) {
   std::map<std::string, std::string> env{{"AWS_ACCESS_KEY_ID", "A"}, {"AWS_SECRET_ACCESS_KEY", "S"}};
-  auto get_env = [&](const std::string& k) { return env.count(k) ? env[k] : std::string(); };
-  auto no_file = [](const std::string& p) -> Result<std::string> { return NotFound(p); };
-  S3Config defaults = LoadS3Config(get_env, no_file).value();
+  S3Config defaults = LoadFrom(env, {}).value();
   EXPECT_EQ(defaults.max_attempts, 5);
   EXPECT_EQ(defaults.part_bytes, 16 << 20);
   EXPECT_EQ(defaults.parallelism, 4);
   env["SHOAL_S3_MAX_ATTEMPTS"] = "100";
   env["SHOAL_S3_PART_MB"] = "5120";
   env["SHOAL_S3_PARALLELISM"] = "1";
-  S3Config edges = LoadS3Config(get_env, no_file).value();
+  S3Config edges = LoadFrom(env, {}).value();
   EXPECT_EQ(edges.max_attempts, 100);
   EXPECT_EQ(edges.part_bytes, int64_t{5120} << 20);
   EXPECT_EQ(edges.parallelism, 1);
@@ -214,7 +207,7 @@ TEST(S3ConfigTest, TuningVariablesOutsideTheirRangesAreRefusedNamingTheVariable)
                           Case{"SHOAL_S3_MAX_ATTEMPTS", "many", "from 1 to 100"}}) {
     std::map<std::string, std::string> saved = env;
     env[bad.variable] = bad.value;
-    auto refused = LoadS3Config(get_env, no_file);
+    auto refused = LoadFrom(env, {});
     ASSERT_FALSE(refused.ok()) << bad.variable << "=" << bad.value;
     EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
     EXPECT_NE(refused.status().message().find(std::string(bad.variable) + "=" + bad.value), std::string::npos)
